@@ -1,0 +1,1 @@
+"""Everything Telegram- or AWS-facing: the Lambda entry points and what they need."""

@@ -1,0 +1,99 @@
+"""The two commands of the README, runnable on a fresh machine with nothing but Python 3.11+.
+
+    python3 infra/dev.py play    # run the project locally
+    python3 infra/dev.py test    # every check: ruff, mypy, cfn-lint, pytest
+
+Each creates `.venv/` beside the project and installs what the project's own files ask for,
+once: the install is skipped while `pyproject.toml` (and the Node lock file) are unchanged.
+Standard library only, since it runs before anything is installed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / ".venv"
+NODE_DIR = ROOT / "infra" / "node"
+INSTALL_INPUTS = [
+    ROOT / "pyproject.toml",
+    NODE_DIR / "package.json",
+    NODE_DIR / "package-lock.json",
+]
+
+
+def venv_python() -> Path:
+    return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def run(*cmd: str | Path, **env: str) -> int:
+    print("$", " ".join(str(c) for c in cmd), flush=True)
+    return subprocess.call([str(c) for c in cmd], cwd=ROOT, env={**os.environ, **env})
+
+
+def ensure_installed() -> None:
+    """Create the venv and install once; a stamp records what the install was made from."""
+    digest = hashlib.sha256()
+    for path in INSTALL_INPUTS:
+        if path.exists():
+            digest.update(path.read_bytes())
+    stamp = VENV / ".installed"
+    if stamp.exists() and stamp.read_text() == digest.hexdigest():
+        return
+    if not venv_python().exists():
+        venv.create(VENV, with_pip=True)
+    py = venv_python()
+    if run(py, "-m", "pip", "install", "--quiet", "--upgrade", "pip") != 0:
+        sys.exit("pip could not be upgraded")
+    if run(py, "-m", "pip", "install", "--quiet", "-e", ".[dev]") != 0:
+        sys.exit("the Python dependencies could not be installed")
+    if (NODE_DIR / "package.json").exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            sys.exit("Node.js (npm) is needed for the local DynamoDB-compatible store")
+        if run(npm, "ci", "--no-audit", "--no-fund", "--prefix", NODE_DIR) != 0:
+            sys.exit("the Node.js dependencies could not be installed")
+    stamp.write_text(digest.hexdigest())
+
+
+def test(args: list[str]) -> int:
+    py = str(venv_python())
+    steps: list[list[str]] = [
+        [py, "-m", "ruff", "check", "."],
+        [py, "-m", "ruff", "format", "--check", "."],
+        [py, "-m", "mypy"],
+        [str(venv_python().parent / "cfn-lint"), "template.yaml"],
+        [py, "-m", "pytest", *args],
+    ]
+    for step in steps:
+        code = run(*step)
+        if code != 0:
+            return code
+    return 0
+
+
+def play(args: list[str]) -> int:
+    return run(venv_python(), "-m", "infra.local", *args)
+
+
+COMMANDS = {"test": test, "play": play}
+
+
+def main() -> int:
+    # This file runs under whatever python3 the newcomer has, before the venv exists.
+    if sys.version_info < (3, 11):  # noqa: UP036
+        sys.exit("Python 3.11 or newer is needed")
+    if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
+        sys.exit(f"usage: python3 infra/dev.py {{{'|'.join(COMMANDS)}}} [args...]")
+    ensure_installed()
+    return COMMANDS[sys.argv[1]](sys.argv[2:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
