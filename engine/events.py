@@ -1,0 +1,123 @@
+"""What happened: the records a move returns, for screens to show.
+
+They carry player ids, counts and ranks, never a hand. The one exception is `Challenged.cards`:
+the turned-over cards of the challenged play, which the whole table sees (R11).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.cards import Mask
+
+
+@dataclass(frozen=True, slots=True)
+class Joined:
+    player: int
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Left:
+    player: int
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    order: tuple[int, ...]  # player ids in seat order, which is the turn order (R1)
+
+
+@dataclass(frozen=True, slots=True)
+class Called:
+    """'Called: 2 × R' (R6). `play` numbers the plays of the game from 1."""
+
+    player: int
+    count: int
+    rank: int
+    play: int
+    final: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FinalPlay:
+    """R13: `decider` challenges or lets it stand before `deadline`."""
+
+    player: int
+    decider: int
+    deadline: float
+    play: int
+
+
+@dataclass(frozen=True, slots=True)
+class Challenged:
+    """R11. `loser` picked up `picked_up` cards, or set them aside if they had forfeited."""
+
+    accuser: int
+    player: int
+    play: int
+    rank: int
+    cards: Mask
+    lie: bool
+    loser: int
+    picked_up: int
+    set_aside: bool
+    next_player: int | None  # None when the challenge ended the game
+
+
+@dataclass(frozen=True, slots=True)
+class LetStand:
+    """R14. `by` is the next player, or None when the table let it stand after the deadline."""
+
+    player: int
+    by: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Forfeited:
+    player: int
+
+
+@dataclass(frozen=True, slots=True)
+class TurnPassed:
+    """R19: the player to play forfeited or their winning play was theirs; `player` plays."""
+
+    player: int
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionPassed:
+    """R19: the decider forfeited; `decider` now decides, with a fresh deadline."""
+
+    decider: int
+    deadline: float
+
+
+@dataclass(frozen=True, slots=True)
+class Won:
+    """The end with a winner (R14, R19) and the final ranking (R15), winner first."""
+
+    winner: int
+    ranking: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Stopped:
+    """R18: no winner. `by` is who stopped it, or None when it ended for being idle."""
+
+    by: int | None
+
+
+Event = (
+    Joined
+    | Left
+    | Started
+    | Called
+    | FinalPlay
+    | Challenged
+    | LetStand
+    | Forfeited
+    | TurnPassed
+    | DecisionPassed
+    | Won
+    | Stopped
+)

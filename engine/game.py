@@ -1,0 +1,442 @@
+"""The rules of RULES.md as a state machine: a state, and `apply(state, move, now)`.
+
+`apply` never changes the state it is given: it verifies the move against the state first
+(raising a `MenteurError` and changing nothing when the move is refused) and only then builds
+the next state and the events. Time comes in as `now` (seconds) and randomness as the seed of
+`Start`, so the same moves at the same times replay the same game.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from engine import events as ev
+from engine.cards import DECK_SIZE, FULL_DECK, RANK_COUNT, Mask, count, is_lie
+from engine.errors import Code, IllegalMove, InvalidMove, MenteurError
+from engine.moves import (
+    Expire,
+    Forfeit,
+    Join,
+    Leave,
+    LetItStand,
+    Move,
+    Play,
+    Shout,
+    Start,
+    Stop,
+    Timeout,
+)
+
+MIN_PLAYERS = 2
+MAX_PLAYERS = 8
+BULLETS = 3
+MAX_PLAY = 4
+DECISION_SECONDS = 45.0
+MAX_NAME = 64
+
+
+class Phase(IntEnum):
+    """I4: what is awaited. PLAY: a play by `turn`; DECIDE: `turn`'s decision on a final play."""
+
+    LOBBY = 0
+    PLAY = 1
+    DECIDE = 2
+    OVER = 3
+
+
+@dataclass(frozen=True, slots=True)
+class LastPlay:
+    """The most recent play while it can still be challenged (R10)."""
+
+    play: int
+    seat: int
+    cards: Mask
+    rank: int
+
+
+@dataclass(slots=True)
+class Game:
+    """One table. Seats are indices into `ids`; after `Start` seat order is turn order.
+
+    Treat it as immutable: `apply` returns a new one. Only this module mutates, on copies.
+    """
+
+    opener: int
+    updated: float
+    phase: Phase = Phase.LOBBY
+    ids: tuple[int, ...] = ()
+    names: tuple[str, ...] = ()
+    hands: list[Mask] = field(default_factory=list)
+    bullets: list[int] = field(default_factory=list)
+    out: list[int] = field(default_factory=list)  # forfeited seats, earliest first (R19)
+    pile: Mask = 0
+    aside: Mask = 0  # forfeited hands, out of play for good (R19)
+    rank: int = 0  # the expected rank (R7)
+    turn: int = -1  # the seat awaited, in PLAY and DECIDE
+    plays: int = 0  # plays made so far; the most recent play is number `plays`
+    last: LastPlay | None = None
+    # Who shouted at play `plays`, so a later shout can be told who was first (R10).
+    shouted: int = -1
+    deadline: float | None = None
+    winner: int = -1
+
+    def copy(self) -> Game:
+        return Game(
+            self.opener,
+            self.updated,
+            self.phase,
+            self.ids,
+            self.names,
+            self.hands.copy(),
+            self.bullets.copy(),
+            self.out.copy(),
+            self.pile,
+            self.aside,
+            self.rank,
+            self.turn,
+            self.plays,
+            self.last,
+            self.shouted,
+            self.deadline,
+            self.winner,
+        )
+
+    # --- questions every caller may ask ---------------------------------------------------
+
+    def seat_of(self, player: int) -> int | None:
+        try:
+            return self.ids.index(player)
+        except ValueError:
+            return None
+
+    def in_game(self, seat: int) -> bool:
+        return seat not in self.out
+
+    def active_seats(self) -> list[int]:
+        return [s for s in range(len(self.ids)) if s not in self.out]
+
+    def next_seat(self, seat: int) -> int:
+        """R9: the next seat still in the game after `seat` (which may itself be out)."""
+        n = len(self.ids)
+        for step in range(1, n + 1):
+            candidate = (seat + step) % n
+            if candidate not in self.out:
+                return candidate
+        return seat
+
+    @property
+    def awaited(self) -> int | None:
+        """I4: the player whose play or decision is awaited, if any."""
+        return self.ids[self.turn] if self.phase in (Phase.PLAY, Phase.DECIDE) else None
+
+    @property
+    def stopped(self) -> bool:
+        return self.phase is Phase.OVER and self.winner < 0
+
+    def ranking(self) -> tuple[int, ...]:
+        """R15 and R19: winner, then by cards held and seat; forfeits last, latest first."""
+        if self.winner < 0:
+            return ()
+        rest = [s for s in self.active_seats() if s != self.winner]
+        rest.sort(key=lambda s: (count(self.hands[s]), s))
+        seats = [self.winner, *rest, *reversed(self.out)]
+        return tuple(self.ids[s] for s in seats)
+
+
+def open_table(opener: int, name: str, now: float) -> Game:
+    """R17: a new lobby, with its opener seated."""
+    game = Game(opener=opener, updated=now)
+    return apply(game, Join(opener, name), now)[0]
+
+
+# --- verification: raise, change nothing ----------------------------------------------------
+
+
+def _running_seat(game: Game, player: int) -> int:
+    if game.phase is Phase.LOBBY:
+        raise IllegalMove(Code.GAME_NOT_RUNNING)
+    if game.phase is Phase.OVER:
+        raise IllegalMove(Code.GAME_OVER)
+    seat = game.seat_of(player)
+    if seat is None or not game.in_game(seat):
+        raise IllegalMove(Code.NOT_A_PLAYER)
+    return seat
+
+
+def _past_deadline(game: Game, now: float) -> bool:
+    return game.phase is Phase.DECIDE and game.deadline is not None and now >= game.deadline
+
+
+def _verify_lobby(game: Game) -> None:
+    if game.phase is Phase.OVER:
+        raise IllegalMove(Code.GAME_OVER)
+    if game.phase is not Phase.LOBBY:
+        raise IllegalMove(Code.ALREADY_STARTED)
+
+
+def verify(game: Game, move: Move, now: float) -> None:
+    """Raise the `MenteurError` that refuses `move` now, or return if it is allowed."""
+    match move:
+        case Join(player, name):
+            if not 0 < len(name) <= MAX_NAME:
+                raise InvalidMove(Code.BAD_NAME)
+            _verify_lobby(game)
+            if player in game.ids:
+                raise IllegalMove(Code.ALREADY_JOINED)
+            if len(game.ids) >= MAX_PLAYERS:
+                raise IllegalMove(Code.TABLE_FULL)
+        case Leave(player):
+            _verify_lobby(game)
+            if player not in game.ids:
+                raise IllegalMove(Code.NOT_A_PLAYER)
+        case Start(player, _):
+            _verify_lobby(game)
+            if player not in game.ids and player != game.opener:
+                raise IllegalMove(Code.NOT_A_PLAYER)
+            if not MIN_PLAYERS <= len(game.ids) <= MAX_PLAYERS:
+                raise IllegalMove(Code.NOT_ENOUGH_PLAYERS)
+        case Play(player, cards, turn):
+            if cards <= 0 or cards & ~FULL_DECK:
+                raise InvalidMove(Code.BAD_CARDS)
+            if not 1 <= count(cards) <= MAX_PLAY:
+                raise InvalidMove(Code.CARD_COUNT)
+            seat = _running_seat(game, player)
+            if turn is not None and turn != game.plays:
+                raise IllegalMove(Code.STALE)
+            if game.phase is Phase.DECIDE:
+                # R13: after a final play the next player can no longer play.
+                code = (
+                    Code.DEADLINE_PASSED if _past_deadline(game, now) else Code.FINAL_PLAY_PENDING
+                )
+                raise IllegalMove(code)
+            if game.turn != seat:
+                raise IllegalMove(Code.NOT_YOUR_TURN, game.ids[game.turn])
+            if cards & ~game.hands[seat]:
+                raise IllegalMove(Code.CARDS_NOT_IN_HAND)
+        case Shout(player, play):
+            seat = _running_seat(game, player)
+            if game.bullets[seat] == 0:
+                raise IllegalMove(Code.NO_BULLETS)
+            if _past_deadline(game, now):
+                raise IllegalMove(Code.DEADLINE_PASSED)
+            if play < game.plays:
+                raise IllegalMove(Code.NEXT_PLAYER_PLAYED)
+            if play > game.plays:
+                raise IllegalMove(Code.STALE)
+            if game.last is None:
+                if game.shouted >= 0:
+                    raise IllegalMove(Code.ALREADY_CHALLENGED, game.ids[game.shouted])
+                raise IllegalMove(Code.NOTHING_TO_CHALLENGE)
+            if game.last.seat == seat:
+                raise IllegalMove(Code.OWN_PLAY)
+        case LetItStand(player, play):
+            seat = _running_seat(game, player)
+            if play != game.plays:
+                raise IllegalMove(Code.STALE)
+            if game.phase is not Phase.DECIDE:
+                raise IllegalMove(Code.NO_DECISION_PENDING)
+            if game.turn != seat:
+                raise IllegalMove(Code.NOT_DECIDER, game.ids[game.turn])
+            if _past_deadline(game, now):
+                raise IllegalMove(Code.DEADLINE_PASSED)
+        case Timeout(play):
+            if game.phase is not Phase.DECIDE or play != game.plays:
+                raise IllegalMove(Code.STALE)
+            if not _past_deadline(game, now):
+                raise IllegalMove(Code.NOT_YET_DUE)
+        case Stop(player, admin):
+            if game.phase is Phase.OVER:
+                raise IllegalMove(Code.GAME_OVER)
+            if player != game.opener and not admin:
+                raise IllegalMove(Code.NOT_ALLOWED)
+        case Expire(idle_seconds):
+            if game.phase is Phase.OVER:
+                raise IllegalMove(Code.GAME_OVER)
+            if now - game.updated < idle_seconds:
+                raise IllegalMove(Code.NOT_YET_DUE)
+        case Forfeit(player):
+            _running_seat(game, player)
+
+
+def can(game: Game, move: Move, now: float) -> bool:
+    """Whether `move` would be accepted now: for screens to show only buttons that work."""
+    try:
+        verify(game, move, now)
+    except MenteurError:
+        return False
+    return True
+
+
+# --- application: on a verified move, build the next state ------------------------------------
+
+
+def apply(game: Game, move: Move, now: float) -> tuple[Game, list[ev.Event]]:
+    """The state after `move` at time `now`, and what happened. Raises if refused."""
+    verify(game, move, now)
+    g = game.copy()
+    g.updated = now
+    out: list[ev.Event] = []
+    match move:
+        case Join(player, name):
+            g.ids += (player,)
+            g.names += (name,)
+            out.append(ev.Joined(player, name))
+        case Leave(player):
+            seat = g.ids.index(player)
+            g.ids = g.ids[:seat] + g.ids[seat + 1 :]
+            g.names = g.names[:seat] + g.names[seat + 1 :]
+            out.append(ev.Left(player))
+        case Start(_, seed):
+            _start(g, random.Random(seed))
+            out.append(ev.Started(g.ids))
+        case Play(player, cards, _):
+            _play(g, g.ids.index(player), cards, now, out)
+        case Shout(player, _):
+            _challenge(g, g.ids.index(player), out)
+        case LetItStand(player, _):
+            out.append(ev.LetStand(g.ids[_last(g).seat], player))
+            _win(g, _last(g).seat, out)
+        case Timeout():
+            out.append(ev.LetStand(g.ids[_last(g).seat], None))
+            _win(g, _last(g).seat, out)
+        case Stop(player, _):
+            _stop(g, out, by=player)
+        case Expire():
+            _stop(g, out, by=None)
+        case Forfeit(player):
+            _forfeit(g, g.ids.index(player), now, out)
+    return g, out
+
+
+def settle(game: Game, now: float) -> tuple[Game, list[ev.Event]]:
+    """Apply what the clock has already decided: R14's let-it-stand once the deadline passed.
+
+    Call it before judging a player's move, so a move that arrives late is judged as if the
+    table had already let the play stand.
+    """
+    if _past_deadline(game, now):
+        return apply(game, Timeout(game.plays), now)
+    return game, []
+
+
+def _last(g: Game) -> LastPlay:
+    assert g.last is not None, "verified moves only reach here with a play to act on"
+    return g.last
+
+
+def _start(g: Game, rng: random.Random) -> None:
+    order = list(range(len(g.ids)))
+    rng.shuffle(order)  # R1: seat order fixed once, at random, when the game starts
+    g.ids = tuple(g.ids[i] for i in order)
+    g.names = tuple(g.names[i] for i in order)
+    players = len(g.ids)
+    deck = list(range(DECK_SIZE))
+    rng.shuffle(deck)
+    hands = [0] * players
+    for i, card_index in enumerate(deck):  # R3: one at a time, from the first seat
+        hands[i % players] |= 1 << card_index
+    g.hands = hands
+    g.bullets = [BULLETS] * players  # R4
+    g.phase = Phase.PLAY  # R5
+    g.turn = 0
+    g.rank = 0
+
+
+def _play(g: Game, seat: int, cards: Mask, now: float, out: list[ev.Event]) -> None:
+    g.hands[seat] &= ~cards
+    g.pile |= cards
+    g.plays += 1
+    g.last = LastPlay(g.plays, seat, cards, g.rank)
+    g.shouted = -1
+    final = g.hands[seat] == 0
+    out.append(ev.Called(g.ids[seat], count(cards), g.rank, g.plays, final))
+    g.rank = (g.rank + 1) % RANK_COUNT  # R7
+    g.turn = g.next_seat(seat)  # R9
+    if final:  # R13
+        g.phase = Phase.DECIDE
+        g.deadline = now + DECISION_SECONDS
+        out.append(ev.FinalPlay(g.ids[seat], g.ids[g.turn], g.deadline, g.plays))
+
+
+def _challenge(g: Game, accuser: int, out: list[ev.Event]) -> None:
+    last = _last(g)
+    lie = is_lie(last.cards, last.rank)  # R8
+    loser, winner = (last.seat, accuser) if lie else (accuser, last.seat)
+    if not lie:
+        g.bullets[accuser] -= 1  # R10/R11: spent, and kept spent when the accuser was wrong
+    picked_up = count(g.pile)
+    set_aside = not g.in_game(loser)
+    if set_aside:  # R19: a forfeiter's pick-up is set aside with their hand
+        g.aside |= g.pile
+    else:  # R12
+        g.hands[loser] |= g.pile
+    g.pile = 0
+    g.last = None
+    g.shouted = accuser
+    g.rank = last.rank  # R7, R11: the same rank again
+    g.deadline = None
+    final_stands = g.phase is Phase.DECIDE and not lie
+    next_player: int | None = None
+    if not final_stands:
+        g.phase = Phase.PLAY
+        g.turn = winner if g.in_game(winner) else g.next_seat(winner)
+        next_player = g.ids[g.turn]
+    out.append(
+        ev.Challenged(
+            accuser=g.ids[accuser],
+            player=g.ids[last.seat],
+            play=last.play,
+            rank=last.rank,
+            cards=last.cards,
+            lie=lie,
+            loser=g.ids[loser],
+            picked_up=picked_up,
+            set_aside=set_aside,
+            next_player=next_player,
+        )
+    )
+    if final_stands:  # R14: a challenge showed the final play was true
+        _win(g, last.seat, out)
+
+
+def _win(g: Game, seat: int, out: list[ev.Event]) -> None:
+    g.phase = Phase.OVER
+    g.winner = seat
+    g.turn = -1
+    g.deadline = None
+    g.last = None
+    out.append(ev.Won(g.ids[seat], g.ranking()))
+
+
+def _stop(g: Game, out: list[ev.Event], by: int | None) -> None:
+    g.phase = Phase.OVER
+    g.winner = -1
+    g.turn = -1
+    g.deadline = None
+    g.last = None
+    out.append(ev.Stopped(by))
+
+
+def _forfeit(g: Game, seat: int, now: float, out: list[ev.Event]) -> None:
+    g.aside |= g.hands[seat]
+    g.hands[seat] = 0
+    g.out.append(seat)
+    out.append(ev.Forfeited(g.ids[seat]))
+    active = g.active_seats()
+    if len(active) == 1:
+        _win(g, active[0], out)
+    elif g.turn == seat:
+        g.turn = g.next_seat(seat)
+        if g.phase is Phase.DECIDE:  # the decision passes on, with a fresh 45 seconds
+            g.deadline = now + DECISION_SECONDS
+            out.append(ev.DecisionPassed(g.ids[g.turn], g.deadline))
+        else:  # the turn passes on; the expected rank is unchanged
+            out.append(ev.TurnPassed(g.ids[g.turn]))
+    elif g.phase is Phase.DECIDE and _last(g).seat == seat:
+        # The one who made the final play left: nobody can win by it any more, so the decider
+        # plays next. The play itself stays open to a challenge until then (R10, R19).
+        g.phase = Phase.PLAY
+        g.deadline = None
+        out.append(ev.TurnPassed(g.ids[g.turn]))
