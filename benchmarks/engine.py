@@ -1,0 +1,168 @@
+"""How fast and how small the engine is, next to the cost of parsing one Telegram update.
+
+    .venv/bin/python benchmarks/engine.py [--games 10000] [--seed 1]
+
+Plays whole games between computer players (2-8 seats, seeded) and prints games per second,
+the median and p99 time to apply one move, the encoded size of 8-player games, and one move
+plus one encode/decode round trip next to python-telegram-bot's `Update.de_json` of a button
+press, measured in the same run (goal: under 10 % of it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+import timeit
+from pathlib import Path
+
+# Run as a script, this file's folder comes first on sys.path, where `engine` is this very file:
+# put the project's root there instead.
+sys.path[0] = str(Path(__file__).resolve().parent.parent)
+
+from telegram import Bot, Update  # noqa: E402
+
+from engine import (  # noqa: E402
+    Game,
+    Join,
+    Move,
+    Phase,
+    Start,
+    apply,
+    decode,
+    encode,
+    open_table,
+    settle,
+    strategy,
+    view,
+)
+
+CALLBACK_UPDATE = {
+    "update_id": 912345678,
+    "callback_query": {
+        "id": "4382174819283746",
+        "from": {"id": 123456789, "is_bot": False, "first_name": "Ann", "language_code": "en"},
+        "message": {
+            "message_id": 42,
+            "from": {"id": 999000, "is_bot": True, "first_name": "Menteur", "username": "m_bot"},
+            "chat": {"id": -1001234567890, "type": "supergroup", "title": "Friday cards"},
+            "date": 1764400000,
+            "text": "Menteur · 4 players",
+            "reply_markup": {"inline_keyboard": [[{"text": "Liar!", "callback_data": "s:12"}]]},
+        },
+        "chat_instance": "-5012345678901234567",
+        "data": "s:12",
+    },
+}
+
+
+def play_game(players: int, seed: int, samples: list[tuple[Game, Move, float]]) -> list[int]:
+    """One whole game; returns the time of each applied move (ns) and keeps a few samples."""
+    rng = random.Random(seed)
+    now = 1_764_400_000.0
+    game = open_table(1_000_000_001, "Player number 01", now)
+    for p in range(2, players + 1):
+        game, _ = apply(game, Join(1_000_000_000 + p, f"Player number {p:02}"), now)
+    game, _ = apply(game, Start(1_000_000_001, seed), now)
+    timings = []
+    while game.phase is not Phase.OVER:
+        now += 2.0
+        for player in rng.sample(game.ids, len(game.ids)):
+            move = strategy.choose(view(game, player, now), rng)
+            if move is not None:
+                break
+        else:
+            now += 45.0
+            game, _ = settle(game, now)
+            continue
+        if len(samples) < 2000 and rng.random() < 0.05:
+            samples.append((game, move, now))
+        t0 = time.perf_counter_ns()
+        game, _ = apply(game, move, now)
+        timings.append(time.perf_counter_ns() - t0)
+    return timings
+
+
+def eight_player_sizes(seed: int, games: int) -> list[int]:
+    """Encoded size (JSON, UTF-8) after every move of some 8-player games, 16-letter names."""
+    sizes = []
+    rng = random.Random(seed)
+    for g in range(games):
+        now = 1_764_400_000.0
+        game = open_table(1_000_000_001, "Abcdefghijklmnop", now)
+        for p in range(2, 9):
+            game, _ = apply(game, Join(7_000_000_000 + p, "Abcdefghijklmnop"), now)
+        game, _ = apply(game, Start(1_000_000_001, seed + g), now)
+        while game.phase is not Phase.OVER:
+            now += 1.5
+            order = rng.sample(game.ids, len(game.ids))
+            moves = [strategy.choose(view(game, p, now), rng) for p in order]
+            move = next((m for m in moves if m is not None), None)
+            game, _ = apply(game, move, now) if move else settle(game, now + 45)
+            text = json.dumps(encode(game), separators=(",", ":"), ensure_ascii=False)
+            sizes.append(len(text.encode()))
+    return sizes
+
+
+def per_call_us(fn: object, repeat: int = 7, number: int = 2000) -> float:
+    best = min(timeit.repeat(fn, repeat=repeat, number=number))  # type: ignore[arg-type]
+    return best / number * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+
+    samples: list[tuple[Game, Move, float]] = []
+    timings: list[int] = []
+    t0 = time.perf_counter()
+    for i in range(args.games):
+        timings += play_game(2 + i % 7, args.seed + i, samples)
+    elapsed = time.perf_counter() - t0
+    timings.sort()
+    print(f"games: {args.games} (2-8 seats), moves: {len(timings)}")
+    print(
+        f"games per second (computer players choosing, views included): {args.games / elapsed:.0f}"
+    )
+    median_us = timings[len(timings) // 2] / 1000
+    p99_us = timings[int(len(timings) * 0.99)] / 1000
+    print(f"apply one move: median {median_us:.2f} us, p99 {p99_us:.2f} us")
+
+    sizes = eight_player_sizes(args.seed, 50)
+    print(
+        f"encoded size, 8 players, 16-letter names: median {statistics.median(sizes):.0f} B, "
+        f"max {max(sizes)} B (goal <= 1024 B)"
+    )
+
+    def move_and_round_trip() -> None:
+        for game, move, now in samples[:100]:
+            after, _ = apply(game, move, now)
+            decode(encode(after))
+
+    def move_and_json_round_trip() -> None:
+        for game, move, now in samples[:100]:
+            after, _ = apply(game, move, now)
+            decode(json.loads(json.dumps(encode(after))))
+
+    bot = Bot("123456:ABCDEF")
+    engine_us = per_call_us(move_and_round_trip, number=20) / 100
+    engine_json_us = per_call_us(move_and_json_round_trip, number=20) / 100
+    parse_us = per_call_us(lambda: Update.de_json(CALLBACK_UPDATE, bot))
+    print(f"Update.de_json of a button press:           {parse_us:7.2f} us")
+    print(
+        f"apply + encode/decode:                      {engine_us:7.2f} us "
+        f"= {100 * engine_us / parse_us:.1f} % of it (goal < 10 %)"
+    )
+    print(
+        f"apply + encode/decode through JSON text:    {engine_json_us:7.2f} us "
+        f"= {100 * engine_json_us / parse_us:.1f} %"
+    )
+
+
+if __name__ == "__main__":
+    main()
