@@ -1,0 +1,1125 @@
+"""A fake Telegram Bot API server, for tests and for playing the bot offline.
+
+Point python-telegram-bot at it with ``telegram.Bot(token, base_url=tg.base_url)``: the fake
+answers the handful of methods the bot uses the way Telegram does (same JSON envelope, same
+error codes and descriptions), records every call, and fails on demand, deterministically.
+
+    with FakeTelegram() as tg:
+        tg.fail_next("sendMessage", chat_id=-100, error=too_many_requests(3))
+        ...  # run the code under test against tg.base_url
+        assert tg.messages_to(-100) == ["..."]
+
+It speaks HTTP/1.1 with keep-alive on purpose: python-telegram-bot's httpx client reuses its
+connections, and bugs such as an httpx client outliving its event loop only show up when a
+connection is actually reused. Standard library only, so the offline runner needs nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import email.parser
+import email.policy
+import json
+import math
+import re
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Self
+from urllib.parse import parse_qsl, urlsplit
+
+__all__ = [
+    "BLOCKED_BY_USER",
+    "BOT_ID",
+    "BOT_USERNAME",
+    "CANT_INITIATE",
+    "MESSAGE_NOT_MODIFIED",
+    "MESSAGE_TO_EDIT_NOT_FOUND",
+    "Call",
+    "FakeTelegram",
+    "Fault",
+    "StoredMessage",
+    "UploadedFile",
+    "api_error",
+    "bad_gateway",
+    "bad_request",
+    "blocked_by_user",
+    "callback_update",
+    "cant_initiate",
+    "chat_migrated",
+    "delay",
+    "message_update",
+    "server_error",
+    "too_many_requests",
+]
+
+BOT_ID = 999000
+BOT_USERNAME = "menteur_test_bot"
+BOT_FIRST_NAME = "Menteur Test"
+
+# Telegram's own wording: handlers match on these strings, so they must be exact.
+MESSAGE_NOT_MODIFIED = (
+    "Bad Request: message is not modified: specified new message content and reply markup "
+    "are exactly the same as a current content and reply markup of the message"
+)
+MESSAGE_TO_EDIT_NOT_FOUND = "Bad Request: message to edit not found"
+BLOCKED_BY_USER = "Forbidden: bot was blocked by the user"
+CANT_INITIATE = "Forbidden: bot can't initiate conversation with a user"
+WEBHOOK_CONFLICT = (
+    "Conflict: can't use getUpdates method while webhook is active; "
+    "use deleteWebhook to delete the webhook first"
+)
+
+_BOT_USER: dict[str, Any] = {
+    "id": BOT_ID,
+    "is_bot": True,
+    "first_name": BOT_FIRST_NAME,
+    "username": BOT_USERNAME,
+}
+_GET_ME: dict[str, Any] = {
+    **_BOT_USER,
+    "can_join_groups": True,
+    "can_read_all_group_messages": False,
+    "supports_inline_queries": False,
+}
+_ADMIN_RIGHTS: dict[str, bool] = {
+    "can_be_edited": False,
+    "is_anonymous": False,
+    "can_manage_chat": True,
+    "can_delete_messages": True,
+    "can_manage_video_chats": True,
+    "can_restrict_members": True,
+    "can_promote_members": False,
+    "can_change_info": True,
+    "can_invite_users": True,
+    "can_post_stories": False,
+    "can_edit_stories": False,
+    "can_delete_stories": False,
+    "can_pin_messages": True,
+}
+
+# Methods that only ever answer `true` here; the call record is what tests look at.
+_TRUE_METHODS = frozenset(
+    name.lower()
+    for name in (
+        "answerCallbackQuery",
+        "sendChatAction",
+        "setChatMenuButton",
+        "setMyDescription",
+        "setMyShortDescription",
+        "setMyName",
+        "pinChatMessage",
+        "unpinChatMessage",
+        "unpinAllChatMessages",
+        "leaveChat",
+        "close",
+        "logOut",
+    )
+)
+
+# Form and multipart bodies carry every value as a string (python-telegram-bot JSON-encodes
+# everything but strings). Telegram types each field by its declared type; the fake types
+# everything that parses as JSON except these string fields, which may look like numbers.
+_STRING_KEYS = frozenset(
+    {
+        "text",
+        "caption",
+        "callback_query_id",
+        "inline_message_id",
+        "url",
+        "parse_mode",
+        "description",
+        "short_description",
+        "name",
+        "title",
+        "query",
+        "secret_token",
+        "business_connection_id",
+        "language_code",
+        "emoji",
+        "question",
+        "explanation",
+        "custom_emoji_id",
+        "start_parameter",
+        "payload",
+        "next_offset",
+        "message_effect_id",
+        "first_name",
+        "last_name",
+        "phone_number",
+        "vcard",
+        "address",
+        "invite_link",
+        "file_id",
+        "photo",
+        "document",
+        "sticker",
+        "animation",
+        "audio",
+        "voice",
+        "video",
+        "video_note",
+        "thumbnail",
+        "currency",
+        "provider_token",
+        "provider_data",
+        "error_message",
+    }
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Faults: how a call fails (or is slowed down) instead of being answered normally.
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A canned answer that replaces the normal one; ``status is None`` means answer normally.
+
+    ``delay`` seconds pass before the answer is written. The call has already taken effect by
+    then (a delayed sendMessage is stored), as with a real Telegram timeout: the message may
+    well have been delivered although the client gave up waiting.
+    """
+
+    status: int | None = None
+    body: bytes = b""
+    content_type: str = "application/json"
+    delay: float = 0.0
+
+    def after(self, seconds: float) -> Fault:
+        """The same fault, answered only after ``seconds``."""
+        return replace(self, delay=seconds)
+
+
+def api_error(code: int, description: str, parameters: dict[str, Any] | None = None) -> Fault:
+    """Any error in Telegram's JSON envelope."""
+    payload: dict[str, Any] = {"ok": False, "error_code": code, "description": description}
+    if parameters:
+        payload["parameters"] = parameters
+    return Fault(status=code, body=json.dumps(payload).encode())
+
+
+def bad_request(description: str) -> Fault:
+    """400; ``description`` gets Telegram's "Bad Request: " prefix unless it has it."""
+    if not description.startswith("Bad Request"):
+        description = f"Bad Request: {description}"
+    return api_error(400, description)
+
+
+def blocked_by_user() -> Fault:
+    """403 for a user who blocked the bot."""
+    return api_error(403, BLOCKED_BY_USER)
+
+
+def cant_initiate() -> Fault:
+    """403 for a user who never opened a private chat with the bot."""
+    return api_error(403, CANT_INITIATE)
+
+
+def too_many_requests(retry_after: int = 3) -> Fault:
+    """429 flood control, with ``parameters.retry_after`` as Telegram sends it."""
+    return api_error(
+        429,
+        f"Too Many Requests: retry after {retry_after}",
+        {"retry_after": retry_after},
+    )
+
+
+def chat_migrated(new_chat_id: int) -> Fault:
+    """400 for a group that became a supergroup; python-telegram-bot raises ChatMigrated."""
+    return api_error(
+        400,
+        "Bad Request: group chat was upgraded to a supergroup chat",
+        {"migrate_to_chat_id": new_chat_id},
+    )
+
+
+def server_error(status: int = 500) -> Fault:
+    """A 5xx whose body is a proxy's HTML page, not JSON, as Telegram's front end sends."""
+    phrase = HTTPStatus(status).phrase
+    body = (
+        f"<html>\r\n<head><title>{status} {phrase}</title></head>\r\n<body>\r\n"
+        f"<center><h1>{status} {phrase}</h1></center>\r\n<hr><center>nginx</center>\r\n"
+        "</body>\r\n</html>\r\n"
+    ).encode()
+    return Fault(status=status, body=body, content_type="text/html")
+
+
+def bad_gateway() -> Fault:
+    """502 with an HTML body."""
+    return server_error(502)
+
+
+def delay(seconds: float) -> Fault:
+    """Answer normally, but only after ``seconds`` (to make the client time out)."""
+    return Fault(delay=seconds)
+
+
+# ---------------------------------------------------------------------------------------------
+# Records.
+
+
+@dataclass(frozen=True)
+class UploadedFile:
+    """A file part of a multipart request."""
+
+    filename: str
+    content_type: str
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request the fake received: ``at`` is from the fake's clock, on arrival."""
+
+    method: str
+    params: dict[str, Any]
+    at: float
+    token: str = ""
+    status: int = 200
+
+    @property
+    def chat_id(self) -> int | str | None:
+        return _chat_key(self.params.get("chat_id"))
+
+    @property
+    def ok(self) -> bool:
+        return self.status == 200
+
+
+@dataclass
+class StoredMessage:
+    """A message the bot sent, as it currently reads in its chat."""
+
+    chat_id: int
+    message_id: int
+    date: int
+    text: str | None = None
+    reply_markup: dict[str, Any] | None = None
+    edit_date: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class _ApiError(Exception):
+    def __init__(self, code: int, description: str) -> None:
+        super().__init__(description)
+        self.code = code
+        self.description = description
+
+
+@dataclass
+class _Rule:
+    method: str | None
+    chat_id: int | str | None
+    fault: Fault
+    once: bool
+
+
+def _chat_key(value: Any) -> int | str | None:
+    """Chat ids arrive as ints (JSON) or strings (forms); "@name" stays a string."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    text = str(value)
+    with contextlib.suppress(ValueError):
+        return int(text)
+    return text
+
+
+def _chat_json(chat_id: int) -> dict[str, Any]:
+    # Telegram's convention: users' private chats have positive ids, groups negative ones.
+    if chat_id > 0:
+        return {"id": chat_id, "type": "private", "first_name": f"User {chat_id}"}
+    return {"id": chat_id, "type": "supergroup", "title": f"Group {chat_id}"}
+
+
+def _user_json(user_id: int, first_name: str | None = None) -> dict[str, Any]:
+    if user_id == BOT_ID:
+        return dict(_BOT_USER)
+    return {"id": user_id, "is_bot": False, "first_name": first_name or f"User {user_id}"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Update builders: what Telegram would deliver to the bot (webhook body or getUpdates item).
+
+
+def message_update(
+    chat_id: int,
+    user_id: int,
+    text: str,
+    *,
+    update_id: int | None = None,
+    message_id: int = 1,
+    first_name: str | None = None,
+    date: int | None = None,
+) -> dict[str, Any]:
+    """A text message from a user; "/cmd ..." gets the bot_command entity CommandHandler needs."""
+    message: dict[str, Any] = {
+        "message_id": message_id,
+        "date": int(time.time()) if date is None else date,
+        "chat": _chat_json(chat_id),
+        "from": _user_json(user_id, first_name),
+        "text": text,
+    }
+    if text.startswith("/"):
+        command = text.split(maxsplit=1)[0]
+        message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(command)}]
+    update: dict[str, Any] = {"message": message}
+    if update_id is not None:
+        update["update_id"] = update_id
+    return update
+
+
+def callback_update(
+    chat_id: int,
+    user_id: int,
+    message_id: int,
+    data: str,
+    *,
+    update_id: int | None = None,
+    callback_id: str | None = None,
+    message_text: str = "",
+    first_name: str | None = None,
+) -> dict[str, Any]:
+    """A press on an inline button of the bot's message ``message_id`` in ``chat_id``."""
+    update: dict[str, Any] = {
+        "callback_query": {
+            "id": callback_id or f"cb-{chat_id}-{message_id}-{user_id}-{time.monotonic_ns()}",
+            "from": _user_json(user_id, first_name),
+            "chat_instance": str(chat_id),
+            "data": data,
+            "message": {
+                "message_id": message_id,
+                "date": int(time.time()),
+                "chat": _chat_json(chat_id),
+                "from": dict(_BOT_USER),
+                "text": message_text,
+            },
+        }
+    }
+    if update_id is not None:
+        update["update_id"] = update_id
+    return update
+
+
+# ---------------------------------------------------------------------------------------------
+# Request decoding.
+
+
+def _typed(key: str, value: str) -> Any:
+    if key in _STRING_KEYS:
+        return value
+    try:
+        decoded = json.loads(value)
+    except ValueError:
+        return value
+    if isinstance(decoded, float) and not math.isfinite(decoded):
+        return value  # "NaN" and "Infinity" are names, not numbers
+    if isinstance(decoded, dict | list | bool | int | float):
+        return decoded
+    return value  # a JSON string literal: python-telegram-bot sends strings unquoted
+
+
+def _decode_params(content_type: str, body: bytes, query: str) -> dict[str, Any]:
+    raw: dict[str, Any] = dict(parse_qsl(query, keep_blank_values=True))
+    mime = content_type.split(";", 1)[0].strip().lower()
+    if mime == "application/json" and body:
+        data = json.loads(body)
+        if not isinstance(data, dict):
+            raise ValueError("the JSON body is not an object")
+        raw.update(data)
+    elif mime == "application/x-www-form-urlencoded":
+        raw.update(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
+    elif mime == "multipart/form-data":
+        head = f"Content-Type: {content_type}\r\n\r\n".encode()
+        message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(head + body)
+        for part in message.walk():
+            if part.is_multipart():
+                continue
+            name = part.get_param("name", header="content-disposition")
+            if not isinstance(name, str):
+                continue
+            payload = part.get_payload(decode=True)
+            data_bytes = payload if isinstance(payload, bytes) else b""
+            filename = part.get_filename()
+            if filename is not None:
+                raw[name] = UploadedFile(filename, part.get_content_type(), data_bytes)
+            else:
+                raw[name] = data_bytes.decode("utf-8")
+    return {k: _typed(k, v) if isinstance(v, str) else v for k, v in raw.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# HTTP plumbing.
+
+
+class _Handler(BaseHTTPRequestHandler):
+    # HTTP/1.1 keeps the connection open between requests, as api.telegram.org does.
+    protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes; with Nagle's algorithm on, the client's
+    # delayed ACK would hold the body back about 40 ms on every call.
+    disable_nagle_algorithm = True
+    server: _Server
+
+    def do_POST(self) -> None:
+        self._dispatch()
+
+    def do_GET(self) -> None:
+        self._dispatch()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # the call record is the log; stderr noise would drown pytest output
+
+    def _read_body(self) -> bytes:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            chunks: list[bytes] = []
+            while True:
+                size = int(self.rfile.readline().split(b";", 1)[0].strip() or b"0", 16)
+                if size == 0:
+                    # Trailers end with an empty line.
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return b"".join(chunks)
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _dispatch(self) -> None:
+        body = self._read_body()
+        url = urlsplit(self.path)
+        status, payload, content_type, wait = self.server.fake._serve(
+            url.path, url.query, self.headers.get("Content-Type", ""), body
+        )
+        if wait > 0 and self.server.fake._stopping.wait(wait):
+            self.close_connection = True
+            return
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], fake: FakeTelegram) -> None:
+        self.fake = fake
+        super().__init__(address, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        # Own thread bookkeeping: ThreadingMixIn does not track daemon threads, and stop()
+        # must be able to close idle keep-alive connections and join their threads.
+        thread = threading.Thread(
+            target=self._serve_connection,
+            args=(request, client_address),
+            name="fake-telegram-connection",
+            daemon=True,
+        )
+        self.fake._connection_opened(request, thread)
+        thread.start()
+
+    def _serve_connection(self, request: Any, client_address: Any) -> None:
+        try:
+            self.finish_request(request, client_address)
+        except Exception:
+            self.handle_error(request, client_address)
+        finally:
+            self.shutdown_request(request)
+            self.fake._connection_closed(request, threading.current_thread())
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hangs up (timeouts, stop()) is normal here, not worth a traceback.
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
+
+
+# ---------------------------------------------------------------------------------------------
+# The fake itself.
+
+_PATH = re.compile(r"^/bot(?P<token>[^/]*)/(?P<method>[A-Za-z_]+)/?$")
+
+
+class FakeTelegram:
+    """A Bot API server on 127.0.0.1; start/stop it with ``with FakeTelegram() as tg:``.
+
+    ``clock`` stamps each Call's ``at`` (inject one to test flood limits without waiting).
+    ``long_poll_cap`` bounds how long getUpdates waits, whatever timeout the client asks for.
+    ``flood_limit``, if set, answers 429 to the send that would exceed that many messages into
+    one chat within a rolling minute, as Telegram does for groups (about 20).
+    """
+
+    def __init__(
+        self,
+        *,
+        port: int = 0,
+        clock: Callable[[], float] = time.monotonic,
+        long_poll_cap: float = 0.5,
+        flood_limit: int | None = None,
+    ) -> None:
+        self._requested_port = port
+        self._clock = clock
+        self._long_poll_cap = long_poll_cap
+        self._flood_limit = flood_limit
+        self._lock = threading.RLock()
+        # One condition for everything: new calls (wait_for) and new updates (getUpdates).
+        self._changed = threading.Condition(self._lock)
+        self._stopping = threading.Event()
+        self._calls: list[Call] = []
+        self._rules: dict[int, _Rule] = {}
+        self._next_rule = 1
+        self._blocks: dict[int | str, int] = {}
+        self._chats: dict[int, dict[int, StoredMessage]] = {}
+        self._next_message_id: dict[int, int] = {}
+        self._updates: list[dict[str, Any]] = []
+        self._next_update_id = 1
+        self._webhook: dict[str, Any] = {"url": ""}
+        self._commands: list[Any] = []
+        self._file_counter = 0
+        self._connections: dict[Any, threading.Thread] = {}
+        self._accepted = 0
+        self._server: _Server | None = None
+        self._serve_thread: threading.Thread | None = None
+        #: (chat_id, user_id) pairs answered as "administrator" by getChatMember.
+        self.admins: set[tuple[int, int]] = set()
+        #: (chat_id, user_id) pairs answered as "creator".
+        self.owners: set[tuple[int, int]] = set()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> Self:
+        if self._server is not None:
+            raise RuntimeError("FakeTelegram is already running")
+        if self._stopping.is_set():
+            raise RuntimeError("a stopped FakeTelegram cannot be restarted; make a new one")
+        self._server = _Server(("127.0.0.1", self._requested_port), self)
+        self._serve_thread = threading.Thread(
+            target=self._server.serve_forever,
+            # The default 0.5 s poll would make every stop() take up to half a second.
+            kwargs={"poll_interval": 0.02},
+            name="fake-telegram",
+            daemon=True,
+        )
+        self._serve_thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, close every socket and join every thread; safe to call twice."""
+        self._stopping.set()
+        with self._changed:
+            self._changed.notify_all()  # release long polls
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.shutdown()
+        server.server_close()
+        with self._lock:
+            connections = dict(self._connections)
+        for sock in connections:
+            # Idle keep-alive connections sit in a blocking read until the socket is shut.
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        for thread in connections.values():
+            thread.join(timeout=2.0)
+        if self._serve_thread is not None:
+            self._serve_thread.join(timeout=2.0)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("FakeTelegram is not running")
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """For ``telegram.Bot(token, base_url=...)``, which appends the token, then /method."""
+        return f"{self.url}/bot"
+
+    @property
+    def base_file_url(self) -> str:
+        return f"{self.url}/file/bot"
+
+    @property
+    def connections_accepted(self) -> int:
+        """TCP connections accepted so far: 1 for many calls means keep-alive works."""
+        with self._lock:
+            return self._accepted
+
+    def _connection_opened(self, sock: Any, thread: threading.Thread) -> None:
+        with self._lock:
+            self._accepted += 1
+            self._connections[sock] = thread
+
+    def _connection_closed(self, sock: Any, thread: threading.Thread) -> None:
+        with self._lock:
+            if self._connections.get(sock) is thread:
+                del self._connections[sock]
+
+    # -- inspecting calls --------------------------------------------------------------------
+
+    def calls(self, method: str | None = None, chat_id: int | str | None = None) -> list[Call]:
+        """Recorded calls, oldest first; ``method`` matches case-insensitively."""
+        with self._lock:
+            return [c for c in self._calls if _matches(c, method, _chat_key(chat_id))]
+
+    def clear(self) -> None:
+        """Forget the recorded calls (messages, rules and updates stay)."""
+        with self._lock:
+            self._calls.clear()
+
+    def messages_to(self, chat_id: int) -> list[str]:
+        """Texts of the successful sendMessage and editMessageText calls into a chat, in order."""
+        with self._lock:
+            return [
+                str(c.params.get("text", ""))
+                for c in self._calls
+                if c.ok
+                and c.method.lower() in ("sendmessage", "editmessagetext")
+                and c.chat_id == chat_id
+            ]
+
+    def message(self, chat_id: int, message_id: int) -> StoredMessage | None:
+        """A copy of a bot message as it now reads (None if never sent or deleted)."""
+        with self._lock:
+            stored = self._chats.get(chat_id, {}).get(message_id)
+            return None if stored is None else replace(stored)
+
+    def chat_messages(self, chat_id: int) -> list[StoredMessage]:
+        """Copies of the bot's messages still in a chat, oldest first."""
+        with self._lock:
+            chat = self._chats.get(chat_id, {})
+            return [replace(chat[i]) for i in sorted(chat)]
+
+    def wait_for(self, predicate: Callable[[list[Call]], bool], timeout: float = 2.0) -> list[Call]:
+        """Block until ``predicate(all calls)`` holds; return the calls, or raise TimeoutError."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while not predicate(list(self._calls)):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    seen = ", ".join(f"{c.method}({c.chat_id})" for c in self._calls[-10:])
+                    raise TimeoutError(f"condition not met after {timeout} s; last calls: {seen}")
+                self._changed.wait(remaining)
+            return list(self._calls)
+
+    def wait_for_calls(
+        self,
+        count: int,
+        method: str | None = None,
+        chat_id: int | str | None = None,
+        timeout: float = 2.0,
+    ) -> list[Call]:
+        """Block until at least ``count`` matching calls arrived; return the matching ones."""
+        key = _chat_key(chat_id)
+        self.wait_for(lambda cs: sum(_matches(c, method, key) for c in cs) >= count, timeout)
+        return self.calls(method, chat_id)
+
+    def max_messages_per_minute(self, chat_id: int, window: float = 60.0) -> int:
+        """The most messages delivered into a chat within any ``window`` seconds."""
+        with self._lock:
+            times = sorted(
+                c.at for c in self._calls if _is_send(c.method) and c.ok and c.chat_id == chat_id
+            )
+        best, start = 0, 0
+        for end, at in enumerate(times):
+            while at - times[start] >= window:
+                start += 1
+            best = max(best, end - start + 1)
+        return best
+
+    # -- failures ----------------------------------------------------------------------------
+
+    def fail_next(
+        self, method: str | None, chat_id: int | str | None = None, *, error: Fault
+    ) -> None:
+        """Answer the next matching call with ``error``, once. Queued faults apply in order.
+
+        ``method`` None matches any method; ``chat_id`` None matches any chat (or none).
+        """
+        self._add_rule(_Rule(method, _chat_key(chat_id), error, once=True))
+
+    def fail_always(
+        self, method: str | None = None, chat_id: int | str | None = None, *, error: Fault
+    ) -> int:
+        """Answer every matching call with ``error`` until ``remove_rule(handle)``."""
+        return self._add_rule(_Rule(method, _chat_key(chat_id), error, once=False))
+
+    def remove_rule(self, handle: int) -> None:
+        with self._lock:
+            self._rules.pop(handle, None)
+
+    def block(self, chat_id: int) -> None:
+        """The user of this private chat blocks the bot: every call into it answers 403."""
+        with self._lock:
+            if chat_id not in self._blocks:
+                self._blocks[chat_id] = self.fail_always(None, chat_id, error=blocked_by_user())
+
+    def unblock(self, chat_id: int) -> None:
+        with self._lock:
+            handle = self._blocks.pop(chat_id, None)
+            if handle is not None:
+                self.remove_rule(handle)
+
+    def _add_rule(self, rule: _Rule) -> int:
+        with self._lock:
+            handle = self._next_rule
+            self._next_rule += 1
+            self._rules[handle] = rule
+            return handle
+
+    def _take_fault(self, method: str, chat_id: int | str | None) -> Fault | None:
+        for handle, rule in sorted(self._rules.items()):
+            if rule.method is not None and rule.method.lower() != method.lower():
+                continue
+            if rule.chat_id is not None and rule.chat_id != chat_id:
+                continue
+            if rule.once:
+                del self._rules[handle]
+            return rule.fault
+        return None
+
+    # -- updates -----------------------------------------------------------------------------
+
+    def push_update(self, update: dict[str, Any]) -> int:
+        """Queue an update for getUpdates; an ``update_id`` is assigned if missing. Returns it."""
+        with self._changed:
+            update = dict(update)
+            if "update_id" not in update:
+                update["update_id"] = self._next_update_id
+            self._next_update_id = max(self._next_update_id, int(update["update_id"]) + 1)
+            self._updates.append(update)
+            self._changed.notify_all()
+            return int(update["update_id"])
+
+    @property
+    def webhook_url(self) -> str:
+        with self._lock:
+            return str(self._webhook.get("url", ""))
+
+    # -- serving -----------------------------------------------------------------------------
+
+    def _serve(
+        self, path: str, query: str, content_type: str, body: bytes
+    ) -> tuple[int, bytes, str, float]:
+        """Answer one HTTP request: (status, body, content type, seconds to wait first)."""
+        at = self._clock()
+        match = _PATH.match(path)
+        if match is None:
+            return (*_error_body(404, "Not Found"), "application/json", 0.0)
+        token, method = match["token"], match["method"]
+        fault: Fault | None = None
+        with self._changed:
+            try:
+                params = _decode_params(content_type, body, query)
+            except (ValueError, UnicodeDecodeError) as exc:
+                params = {}
+                status, payload = _error_body(400, f"Bad Request: can't parse request: {exc}")
+            else:
+                fault = self._take_fault(method, _chat_key(params.get("chat_id")))
+                if fault is not None and fault.status is not None:
+                    status, payload = fault.status, fault.body
+                else:
+                    status, payload = self._answer(method, params, at)
+            # Recorded in the same critical section as the state change, so that whoever
+            # wait_for()s a call also sees its effect.
+            self._calls.append(Call(method, params, at, token=token, status=status))
+            self._changed.notify_all()
+        content_type_out = fault.content_type if fault and fault.status else "application/json"
+        return status, payload, content_type_out, fault.delay if fault else 0.0
+
+    def _answer(self, method: str, params: dict[str, Any], at: float) -> tuple[int, bytes]:
+        handler = self._handlers().get(method.lower())
+        try:
+            if handler is not None:
+                result = handler(params, at)
+            elif method.lower() in _TRUE_METHODS:
+                result = True
+            else:
+                raise _ApiError(404, "Not Found")
+        except _ApiError as exc:
+            return _error_body(exc.code, exc.description)
+        except _FloodError as exc:
+            return 429, too_many_requests(exc.retry_after).body
+        return 200, json.dumps({"ok": True, "result": result}).encode()
+
+    def _handlers(self) -> dict[str, Callable[[dict[str, Any], float], Any]]:
+        return {
+            "getme": lambda p, at: dict(_GET_ME),
+            "sendmessage": self._send_message,
+            "senddocument": self._send_file,
+            "sendphoto": self._send_file,
+            "editmessagetext": self._edit_text,
+            "editmessagereplymarkup": self._edit_markup,
+            "deletemessage": self._delete_message,
+            "getchatmember": self._get_chat_member,
+            "getchatadministrators": self._get_chat_administrators,
+            "getupdates": self._get_updates,
+            "setwebhook": self._set_webhook,
+            "deletewebhook": self._delete_webhook,
+            "getwebhookinfo": self._get_webhook_info,
+            "setmycommands": self._set_my_commands,
+            "deletemycommands": self._delete_my_commands,
+            "getmycommands": lambda p, at: list(self._commands),
+        }
+
+    # Each handler runs with the lock held and returns the "result" value.
+
+    def _chat_id(self, params: dict[str, Any]) -> int:
+        chat_id = _chat_key(params.get("chat_id"))
+        if chat_id is None:
+            raise _ApiError(400, "Bad Request: chat_id is empty")
+        if not isinstance(chat_id, int):
+            raise _ApiError(400, "Bad Request: chat not found")
+        return chat_id
+
+    def _check_flood(self, chat_id: int, at: float) -> None:
+        if self._flood_limit is None:
+            return
+        recent = [
+            c.at
+            for c in self._calls
+            if _is_send(c.method) and c.ok and c.chat_id == chat_id and at - c.at < 60.0
+        ]
+        if len(recent) >= self._flood_limit:
+            raise _FloodError(max(1, math.ceil(min(recent) + 60.0 - at)))
+
+    def _store_new(self, chat_id: int, at: float, **content: Any) -> StoredMessage:
+        self._check_flood(chat_id, at)
+        message_id = self._next_message_id.get(chat_id, 1)
+        self._next_message_id[chat_id] = message_id + 1
+        stored = StoredMessage(
+            chat_id=chat_id, message_id=message_id, date=int(time.time()), **content
+        )
+        self._chats.setdefault(chat_id, {})[message_id] = stored
+        return stored
+
+    def _send_message(self, params: dict[str, Any], at: float) -> dict[str, Any]:
+        chat_id = self._chat_id(params)
+        text = _checked_text(params)
+        stored = self._store_new(chat_id, at, text=text, reply_markup=_inline_markup(params))
+        if isinstance(params.get("entities"), list):
+            stored.extra["entities"] = params["entities"]
+        return _message_json(stored)
+
+    def _send_file(self, params: dict[str, Any], at: float) -> dict[str, Any]:
+        chat_id = self._chat_id(params)
+        kind = "photo" if "photo" in params else "document"
+        upload = params.get(kind)
+        if upload is None:
+            raise _ApiError(400, f"Bad Request: there is no {kind} in the request")
+        self._file_counter += 1
+        file = {"file_id": f"file-{self._file_counter}", "file_unique_id": f"u{self._file_counter}"}
+        stored = self._store_new(chat_id, at, reply_markup=_inline_markup(params))
+        if kind == "photo":
+            stored.extra["photo"] = [{**file, "width": 1, "height": 1}]
+        else:
+            name = upload.filename if isinstance(upload, UploadedFile) else "file"
+            stored.extra["document"] = {**file, "file_name": name}
+        if isinstance(params.get("caption"), str):
+            stored.extra["caption"] = params["caption"]
+        return _message_json(stored)
+
+    def _target(self, params: dict[str, Any]) -> StoredMessage | None:
+        """The stored message an edit aims at; None for inline messages."""
+        if params.get("inline_message_id"):
+            return None
+        chat_id = self._chat_id(params)
+        message_id = params.get("message_id")
+        if not isinstance(message_id, int):
+            raise _ApiError(400, "Bad Request: message identifier is not specified")
+        chat = self._chats.setdefault(chat_id, {})
+        if message_id not in chat:
+            # Adopt messages the fake never saw (sent before it started, or set up directly
+            # in a test's stored state); fail_next(..., MESSAGE_TO_EDIT_NOT_FOUND) tests the rest.
+            chat[message_id] = StoredMessage(chat_id, message_id, date=int(time.time()))
+            self._next_message_id[chat_id] = max(
+                self._next_message_id.get(chat_id, 1), message_id + 1
+            )
+        return chat[message_id]
+
+    def _edit_text(self, params: dict[str, Any], at: float) -> dict[str, Any] | bool:
+        text = _checked_text(params)
+        stored = self._target(params)
+        if stored is None:
+            return True
+        # Telegram drops the inline keyboard when an edit does not repeat it.
+        markup = _inline_markup(params)
+        if stored.text == text and stored.reply_markup == markup:
+            raise _ApiError(400, MESSAGE_NOT_MODIFIED)
+        stored.text, stored.reply_markup, stored.edit_date = text, markup, int(time.time())
+        return _message_json(stored)
+
+    def _edit_markup(self, params: dict[str, Any], at: float) -> dict[str, Any] | bool:
+        stored = self._target(params)
+        if stored is None:
+            return True
+        markup = _inline_markup(params)
+        if stored.reply_markup == markup:
+            raise _ApiError(400, MESSAGE_NOT_MODIFIED)
+        stored.reply_markup, stored.edit_date = markup, int(time.time())
+        return _message_json(stored)
+
+    def _delete_message(self, params: dict[str, Any], at: float) -> bool:
+        # Lenient on purpose: the bot may delete users' messages, which the fake never stored.
+        message_id = params.get("message_id")
+        if isinstance(message_id, int):
+            self._chats.get(self._chat_id(params), {}).pop(message_id, None)
+        return True
+
+    def _member_json(self, chat_id: int, user_id: int) -> dict[str, Any]:
+        user = _user_json(user_id)
+        if (chat_id, user_id) in self.owners:
+            return {"status": "creator", "user": user, "is_anonymous": False}
+        if (chat_id, user_id) in self.admins:
+            return {"status": "administrator", "user": user, **_ADMIN_RIGHTS}
+        return {"status": "member", "user": user}
+
+    def _get_chat_member(self, params: dict[str, Any], at: float) -> dict[str, Any]:
+        chat_id = self._chat_id(params)
+        user_id = params.get("user_id")
+        if not isinstance(user_id, int):
+            raise _ApiError(400, "Bad Request: invalid user_id specified")
+        return self._member_json(chat_id, user_id)
+
+    def _get_chat_administrators(self, params: dict[str, Any], at: float) -> list[dict[str, Any]]:
+        chat_id = self._chat_id(params)
+        users = sorted({u for c, u in list(self.owners) + list(self.admins) if c == chat_id})
+        return [self._member_json(chat_id, u) for u in users]
+
+    def _get_updates(self, params: dict[str, Any], at: float) -> list[dict[str, Any]]:
+        if self._webhook.get("url"):
+            raise _ApiError(409, WEBHOOK_CONFLICT)
+        offset = params.get("offset")
+        limit = params.get("limit")
+        limit = limit if isinstance(limit, int) else 100
+        timeout = params.get("timeout")
+        timeout = timeout if isinstance(timeout, int | float) else 0
+        if isinstance(offset, int) and offset > 0:
+            # A positive offset confirms every earlier update: Telegram forgets them.
+            self._updates = [u for u in self._updates if u["update_id"] >= offset]
+        deadline = time.monotonic() + min(float(timeout), self._long_poll_cap)
+        while not self._updates and not self._stopping.is_set():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            self._changed.wait(remaining)  # releases the lock while waiting
+        pending = self._updates
+        if isinstance(offset, int) and offset < 0:
+            pending = pending[offset:]
+        return [dict(u) for u in pending[: max(1, min(limit, 100))]]
+
+    def _set_webhook(self, params: dict[str, Any], at: float) -> bool:
+        self._webhook = {k: v for k, v in params.items() if not isinstance(v, UploadedFile)}
+        return True
+
+    def _delete_webhook(self, params: dict[str, Any], at: float) -> bool:
+        self._webhook = {"url": ""}
+        if params.get("drop_pending_updates") is True:
+            self._updates.clear()
+        return True
+
+    def _get_webhook_info(self, params: dict[str, Any], at: float) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "url": self._webhook.get("url", ""),
+            "has_custom_certificate": False,
+            "pending_update_count": len(self._updates),
+        }
+        if isinstance(self._webhook.get("allowed_updates"), list):
+            info["allowed_updates"] = self._webhook["allowed_updates"]
+        return info
+
+    def _set_my_commands(self, params: dict[str, Any], at: float) -> bool:
+        commands = params.get("commands")
+        if not isinstance(commands, list):
+            raise _ApiError(400, "Bad Request: can't parse commands JSON object")
+        self._commands = commands
+        return True
+
+    def _delete_my_commands(self, params: dict[str, Any], at: float) -> bool:
+        self._commands = []
+        return True
+
+
+class _FloodError(Exception):
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(retry_after)
+        self.retry_after = retry_after
+
+
+def _matches(call: Call, method: str | None, chat_id: int | str | None) -> bool:
+    if method is not None and call.method.lower() != method.lower():
+        return False
+    return chat_id is None or call.chat_id == chat_id
+
+
+def _is_send(method: str) -> bool:
+    name = method.lower()
+    return name.startswith("send") and name != "sendchataction"
+
+
+def _checked_text(params: dict[str, Any]) -> str:
+    text = params.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise _ApiError(400, "Bad Request: message text is empty")
+    if len(text) > 4096:
+        raise _ApiError(400, "Bad Request: message is too long")
+    return text
+
+
+def _inline_markup(params: dict[str, Any]) -> dict[str, Any] | None:
+    # Only inline keyboards belong to a message; reply keyboards are not echoed back.
+    markup = params.get("reply_markup")
+    if not (isinstance(markup, dict) and "inline_keyboard" in markup):
+        return None
+    for row in markup["inline_keyboard"]:
+        for button in row:
+            data = button.get("callback_data")
+            # Telegram counts bytes, not characters, and python-telegram-bot checks neither.
+            if isinstance(data, str) and not 1 <= len(data.encode()) <= 64:
+                raise _ApiError(400, "Bad Request: BUTTON_DATA_INVALID")
+    return markup
+
+
+def _message_json(stored: StoredMessage) -> dict[str, Any]:
+    message: dict[str, Any] = {
+        "message_id": stored.message_id,
+        "date": stored.date,
+        "chat": _chat_json(stored.chat_id),
+        "from": dict(_BOT_USER),
+    }
+    if stored.text is not None:
+        message["text"] = stored.text
+    if stored.reply_markup is not None:
+        message["reply_markup"] = stored.reply_markup
+    if stored.edit_date is not None:
+        message["edit_date"] = stored.edit_date
+    message.update(stored.extra)
+    return message
+
+
+def _error_body(code: int, description: str) -> tuple[int, bytes]:
+    return code, json.dumps({"ok": False, "error_code": code, "description": description}).encode()
