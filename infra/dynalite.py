@@ -1,0 +1,217 @@
+"""A local DynamoDB-compatible server (dynalite, from npm) for development and race tests.
+
+moto's in-process DynamoDB is not atomic under threads; dynalite serialises requests, so
+conditional writes race exactly as they do on DynamoDB. It keeps its data in memory, or in
+LevelDB files under `path` so a game survives a restart. It has no transactions and no
+UpdateTimeToLive (items never expire locally).
+
+    with Dynalite(path=".local/dynamodb") as server:
+        client = server.client()            # bound to the server, dummy credentials
+        os.environ.update(server.env())     # or hand these to a child process
+
+Its Node.js dependencies come from `infra/node/package-lock.json` (`npm ci --prefix infra/node`,
+which `python3 infra/dev.py` runs).
+"""
+
+from __future__ import annotations
+
+import atexit
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any, Self
+
+import boto3
+from botocore.config import Config
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE_DIR = ROOT / "infra" / "node"
+DYNALITE_BIN = NODE_DIR / "node_modules" / ".bin" / "dynalite"
+HOST = "127.0.0.1"
+REGION = "us-east-1"
+# What dynalite prints once its server listens.
+_READY_LINE = "listening at"
+# Any non-empty credentials do: dynalite checks none, and the client is bound to a local
+# endpoint, so these never reach AWS.
+DUMMY_CREDENTIALS = {"aws_access_key_id": "local", "aws_secret_access_key": "local"}
+
+
+class DynaliteError(RuntimeError):
+    """dynalite could not be started (Node.js or its package missing, or it died)."""
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((HOST, 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _accepts_connections(port: int) -> bool:
+    try:
+        with socket.create_connection((HOST, port), timeout=0.2):
+            return True
+    except OSError:
+        return False
+
+
+class Dynalite:
+    """One dynalite process on a free loopback port, stopped on exit (also on exceptions)."""
+
+    def __init__(
+        self,
+        path: Path | str | None = None,
+        *,
+        port: int | None = None,
+        startup_timeout: float = 15.0,
+    ) -> None:
+        self.path = Path(path) if path is not None else None
+        self._requested_port = port
+        self.startup_timeout = startup_timeout
+        self.port: int | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+
+    @property
+    def endpoint_url(self) -> str:
+        if self.port is None or self._process is None:
+            raise DynaliteError("dynalite is not running")
+        return f"http://{HOST}:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    @staticmethod
+    def _node() -> str:
+        node = shutil.which("node")
+        if node is None:
+            raise DynaliteError("Node.js (`node`) is not on PATH; dynalite needs it")
+        if not DYNALITE_BIN.exists():
+            raise DynaliteError(
+                f"{DYNALITE_BIN} is missing: run `npm ci --prefix {NODE_DIR.relative_to(ROOT)}`"
+                " (or `python3 infra/dev.py test`, which installs it)"
+            )
+        return node
+
+    def start(self) -> Self:
+        """Start dynalite and wait until it accepts connections."""
+        if self._process is not None:
+            raise DynaliteError("dynalite is already running")
+        node = self._node()
+        if self.path is not None:
+            self.path.mkdir(parents=True, exist_ok=True)
+        # A port picked free can be taken before dynalite binds it: try a few.
+        attempts = 1 if self._requested_port is not None else 3
+        for attempt in range(attempts):
+            port = self._requested_port or _free_port()
+            try:
+                self._spawn(node, port)
+                return self
+            except DynaliteError:
+                self.stop()
+                if attempt == attempts - 1:
+                    raise
+            except BaseException:  # Ctrl-C while waiting: leave no server behind
+                self.stop()
+                raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _spawn(self, node: str, port: int) -> None:
+        command = [node, str(DYNALITE_BIN), "--host", HOST, "--port", str(port)]
+        if self.path is not None:
+            command += ["--path", str(self.path)]
+        for setting in ("--createTableMs", "--deleteTableMs", "--updateTableMs"):
+            command += [setting, "0"]
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115 - open while dynalite runs
+        self._process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            cwd=NODE_DIR,
+        )
+        self.port = port
+        atexit.register(self.stop)
+        deadline = time.monotonic() + self.startup_timeout
+        # Ready once dynalite says it listens (so a server of someone else's that got the port
+        # first is not mistaken for it) and a connection goes through.
+        while not (_READY_LINE in self._output() and _accepts_connections(port)):
+            if self._process.poll() is not None:
+                raise DynaliteError(
+                    f"dynalite exited with code {self._process.returncode}:\n{self._output()}"
+                )
+            if time.monotonic() >= deadline:
+                raise DynaliteError(
+                    f"dynalite did not listen on port {port} within {self.startup_timeout} s:\n"
+                    f"{self._output()}"
+                )
+            time.sleep(0.02)
+
+    def _output(self) -> str:
+        if self._log is None:
+            return ""
+        self._log.seek(0)
+        return self._log.read().decode(errors="replace").strip()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop dynalite: SIGTERM, then SIGKILL if it does not exit in time. Idempotent."""
+        process, self._process = self._process, None
+        if process is not None:
+            atexit.unregister(self.stop)
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def restart(self) -> Self:
+        """Stop and start again on the same port (and `path`): a restart of the server."""
+        port = self.port
+        self.stop()
+        self._requested_port = port
+        return self.start()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def env(self) -> dict[str, str]:
+        """Environment variables that point boto3 (in this or a child process) at the server."""
+        return {
+            "AWS_ENDPOINT_URL": self.endpoint_url,
+            "AWS_ACCESS_KEY_ID": DUMMY_CREDENTIALS["aws_access_key_id"],
+            "AWS_SECRET_ACCESS_KEY": DUMMY_CREDENTIALS["aws_secret_access_key"],
+            "AWS_DEFAULT_REGION": REGION,
+            "AWS_REGION": REGION,
+        }
+
+    def client(self, **config: Any) -> Any:
+        """A boto3 DynamoDB client bound to this server, with dummy credentials.
+
+        Credentials are passed explicitly, so no profile, environment or instance metadata is
+        consulted; `config` goes to `botocore.config.Config` (e.g. `max_pool_connections`).
+        """
+        return boto3.client(
+            "dynamodb",
+            endpoint_url=self.endpoint_url,
+            region_name=REGION,
+            config=Config(**config) if config else None,
+            **DUMMY_CREDENTIALS,
+        )
