@@ -1,7 +1,9 @@
-"""The stored form of a game: a compact, versioned, JSON-compatible dict that round-trips.
+"""The stored form of a game: a compact, versioned, JSON-compatible list that round-trips.
 
-Short keys and cards as 52-bit masks keep an 8-player game well under 1 KB, which is one
-DynamoDB write unit. Bump `VERSION` and keep a reader for the old one when the form changes.
+A flat list, version first, fields in a fixed order: no key is stored, cards are 52-bit masks,
+so an 8-player game stays around half a kilobyte (one DynamoDB write unit is 1 KB), and
+decoding is one unpacking, cheap enough to run on every game action. Bump `VERSION` and keep a
+reader for the old form when the fields change.
 """
 
 from __future__ import annotations
@@ -13,44 +15,37 @@ from engine.game import MAX_PLAYERS, Game, LastPlay, Phase
 
 VERSION = 1
 
+_INT = frozenset({int})  # exact types: bool is an int subclass and has no place here
+_STR = frozenset({str})
+_PHASES = tuple(Phase)
+
 
 class CodecError(ValueError):
     """The stored value is not a game this version can read."""
 
 
-def encode(game: Game) -> dict[str, Any]:
-    value: dict[str, Any] = {
-        "v": VERSION,
-        "o": game.opener,
-        "u": game.updated,
-        "ph": int(game.phase),
-        "id": list(game.ids),
-        "nm": list(game.names),
-    }
-    # Fields of a dealt game stay out until the deal (a lobby may also end undealt, R18).
-    if game.hands:
-        value |= {
-            "h": game.hands,
-            "b": game.bullets,
-            "p": game.pile,
-            "r": game.rank,
-            "t": game.turn,
-            "n": game.plays,
-        }
-        if game.out:
-            value["out"] = game.out
-        if game.aside:
-            value["a"] = game.aside
-        if game.last is not None:
-            last = game.last
-            value["l"] = [last.play, last.seat, last.cards, last.rank]
-        if game.shouted >= 0:
-            value["s"] = game.shouted
-        if game.deadline is not None:
-            value["d"] = game.deadline
-        if game.winner >= 0:
-            value["w"] = game.winner
-    return value
+def encode(game: Game) -> list[Any]:
+    last = game.last
+    return [
+        VERSION,
+        game.opener,
+        game.updated,
+        int(game.phase),
+        list(game.ids),
+        list(game.names),
+        game.hands.copy(),
+        game.bullets.copy(),
+        game.out.copy(),
+        game.pile,
+        game.aside,
+        game.rank,
+        game.turn,
+        game.plays,
+        None if last is None else [last.play, last.seat, last.cards, last.rank],
+        game.shouted,
+        game.deadline,
+        game.winner,
+    ]
 
 
 def decode(value: Any) -> Game:
@@ -58,44 +53,66 @@ def decode(value: Any) -> Game:
         return _decode(value)
     except CodecError:
         raise
-    except (KeyError, TypeError, ValueError, IndexError) as e:
+    except (TypeError, ValueError, IndexError) as e:
         raise CodecError(f"malformed game: {e!r}") from e
 
 
-def _ints(value: Any) -> list[int]:
-    if not isinstance(value, list) or not all(isinstance(x, int) for x in value):
-        raise CodecError("expected a list of ints")
-    return list(value)
-
-
 def _decode(value: Any) -> Game:
-    if not isinstance(value, dict) or value.get("v") != VERSION:
+    if type(value) is not list or not value or value[0] != VERSION:
         raise CodecError("unknown codec version")
-    ids = tuple(_ints(value["id"]))
-    names = tuple(str(n) for n in value["nm"])
-    if len(ids) != len(names) or len(ids) > MAX_PLAYERS:
+    (
+        _,
+        opener,
+        updated,
+        phase,
+        ids,
+        names,
+        hands,
+        bullets,
+        out,
+        pile,
+        aside,
+        rank,
+        turn,
+        plays,
+        last,
+        shouted,
+        deadline,
+        winner,
+    ) = value
+    if not (
+        set(map(type, ids)) <= _INT
+        and set(map(type, names)) <= _STR
+        and set(map(type, hands)) <= _INT
+        and set(map(type, bullets)) <= _INT
+        and set(map(type, out)) <= _INT
+        and type(phase) is int
+        and 0 <= phase < len(_PHASES)
+    ):
+        raise CodecError("malformed game")
+    seats = len(ids)
+    if len(names) != seats or seats > MAX_PLAYERS or len(hands) not in (0, seats):
         raise CodecError("seats do not match")
-    game = Game(opener=int(value["o"]), updated=float(value["u"]), phase=Phase(value["ph"]))
-    game.ids = ids
-    game.names = names
-    if "h" not in value:
-        return game
-    game.hands = _ints(value["h"])
-    game.bullets = _ints(value["b"])
-    if len(game.hands) != len(ids) or len(game.bullets) != len(ids):
-        raise CodecError("seats do not match")
-    if any(h < 0 or h & ~FULL_DECK for h in game.hands):
-        raise CodecError("not a hand")
-    game.pile = int(value["p"])
-    game.rank = int(value["r"])
-    game.turn = int(value["t"])
-    game.plays = int(value["n"])
-    game.out = _ints(value.get("out", []))
-    game.aside = int(value.get("a", 0))
-    if "l" in value:
-        play, seat, cards, rank = _ints(value["l"])
-        game.last = LastPlay(play, seat, cards, rank)
-    game.shouted = int(value.get("s", -1))
-    game.deadline = float(value["d"]) if "d" in value else None
-    game.winner = int(value.get("w", -1))
-    return game
+    if hands and (len(bullets) != seats or min(hands) < 0 or max(hands) > FULL_DECK):
+        raise CodecError("not a dealt table")
+    if last is not None:
+        last = LastPlay(*last)
+    return Game(
+        opener,
+        float(updated),
+        _PHASES[phase],
+        tuple(ids),
+        tuple(names),
+        hands.copy(),
+        bullets.copy(),
+        out.copy(),
+        pile,
+        aside,
+        rank,
+        turn,
+        plays,
+        last,
+        shouted,
+        None if deadline is None else float(deadline),
+        winner,
+    )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import NamedTuple
 
 from engine import events as ev
 from engine.cards import DECK_SIZE, FULL_DECK, RANK_COUNT, Mask, count, is_lie
@@ -46,9 +47,8 @@ class Phase(IntEnum):
     OVER = 3
 
 
-@dataclass(frozen=True, slots=True)
-class LastPlay:
-    """The most recent play while it can still be challenged (R10)."""
+class LastPlay(NamedTuple):
+    """The most recent play while it can still be challenged (R10). A tuple: made per play."""
 
     play: int
     seat: int

@@ -47,30 +47,38 @@ def test_encode_then_decode_gives_back_the_same_game() -> None:
     assert decode(json.loads(json.dumps(encode(game)))) == game
 
 
+def test_the_stored_form_is_a_flat_list_led_by_its_version() -> None:
+    stored = encode(eight_player_game_mid_play())
+    assert isinstance(stored, list) and stored[0] == 1
+
+
+GOOD = encode(eight_player_game_mid_play())
+
+
+def altered(index: int, value: object) -> list[object]:
+    copy = list(GOOD)
+    copy[index] = value
+    return copy
+
+
 @pytest.mark.parametrize(
     "value",
     [
         None,
         [],
         {},
-        {"v": 2},
-        {"v": 1},
-        {"v": 1, "o": 1, "u": 0, "ph": 9, "id": [], "nm": []},
-        {"v": 1, "o": 1, "u": 0, "ph": 1, "id": [1, 2], "nm": ["a"]},
-        {
-            "v": 1,
-            "o": 1,
-            "u": 0,
-            "ph": 1,
-            "id": [1],
-            "nm": ["a"],
-            "h": [-1],
-            "b": [3],
-            "p": 0,
-            "r": 0,
-            "t": 0,
-            "n": 0,
-        },
+        [2, *GOOD[1:]],
+        GOOD[:-1],
+        [*GOOD, 0],
+        altered(3, 9),  # no such phase
+        altered(3, True),
+        altered(4, [1, 2]),  # seats and names differ
+        altered(4, ["1"] * 8),
+        altered(5, [1] * 8),
+        altered(6, [-1] * 8),  # not a hand
+        altered(6, [1 << 52] * 8),
+        altered(7, [3] * 7),
+        altered(14, [1, 2]),  # a last play of two fields
     ],
 )
 def test_anything_else_is_refused_with_a_codec_error(value: object) -> None:
