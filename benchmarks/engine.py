@@ -63,7 +63,7 @@ def play_game(players: int, seed: int, samples: list[tuple[Game, Move, float]]) 
     """One whole game; returns the time of each applied move (ns) and keeps a few samples."""
     rng = random.Random(seed)
     now = 1_764_400_000.0
-    game = open_table(1_000_000_001, "Player number 01", now)
+    game = open_table(1_000_000_001, now, "Player number 01")
     for p in range(2, players + 1):
         game, _ = apply(game, Join(1_000_000_000 + p, f"Player number {p:02}"), now)
     game, _ = apply(game, Start(1_000_000_001, seed), now)
@@ -92,7 +92,7 @@ def eight_player_sizes(seed: int, games: int) -> list[int]:
     rng = random.Random(seed)
     for g in range(games):
         now = 1_764_400_000.0
-        game = open_table(1_000_000_001, "Abcdefghijklmnop", now)
+        game = open_table(1_000_000_001, now, "Abcdefghijklmnop")
         for p in range(2, 9):
             game, _ = apply(game, Join(7_000_000_000 + p, "Abcdefghijklmnop"), now)
         game, _ = apply(game, Start(1_000_000_001, seed + g), now)

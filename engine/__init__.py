@@ -1,6 +1,6 @@
 """Menteur's rules (RULES.md) as a pure, replayable state machine. Standard library only.
 
-game = open_table(opener, "Ann", now)
+game = open_table(opener, now, "Ann")
 game, events = apply(game, Join(bob, "Bob"), now)
 game, events = apply(game, Start(ann, seed), now)
 view(game, ann, now)             # what Ann may see; never anyone else's cards

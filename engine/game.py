@@ -145,10 +145,10 @@ class Game:
         return tuple(self.ids[s] for s in seats)
 
 
-def open_table(opener: int, name: str, now: float) -> Game:
-    """R17: a new lobby, with its opener seated."""
+def open_table(opener: int, now: float, name: str | None = None) -> Game:
+    """R17: a new lobby; its opener is seated when their `name` is given."""
     game = Game(opener=opener, updated=now)
-    return apply(game, Join(opener, name), now)[0]
+    return game if name is None else apply(game, Join(opener, name), now)[0]
 
 
 # --- verification: raise, change nothing ----------------------------------------------------

@@ -65,7 +65,7 @@ def main() -> None:
     rng = random.Random(seed)
     names = {i + 1: NAMES[i] for i in range(args.players)}
     now = 0.0
-    game = open_table(1, names[1], now)
+    game = open_table(1, now, names[1])
     for player in range(2, args.players + 1):
         game, _ = apply(game, Join(player, names[player]), now)
     game, events = apply(game, Start(1, seed), now)

@@ -15,7 +15,7 @@ SIXTEEN = "Abcdefghijklmnop"
 
 def eight_player_game_mid_play(name: str = SIXTEEN) -> Game:
     now = 1_764_400_000.123
-    game = open_table(1_000_000_001, name, now)
+    game = open_table(1_000_000_001, now, name)
     for p in range(2, 9):
         game, _ = apply(game, Join(7_000_000_000 + p, name), now)
     game, _ = apply(game, Start(1_000_000_001, 12345), now)

@@ -82,7 +82,7 @@ class MenteurMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.game = open_table(1, "P1", 0.0)
+        self.game = open_table(1, 0.0, "P1")
         self.now = 0.0
         self.rng = random.Random(0)
 
@@ -178,7 +178,7 @@ def play_out(players: int, seed: int) -> tuple[Game, list[ev.Event]]:
     """A whole game between computer players, invariants checked after every move."""
     rng = random.Random(seed)
     now = 0.0
-    game = open_table(1, "P1", now)
+    game = open_table(1, now, "P1")
     for p in range(2, players + 1):
         game, _ = apply(game, Join(p, f"P{p}"), now)
     game, history = apply(game, Start(1, seed), now)

@@ -41,7 +41,7 @@ from tests.unit.tables import T0, cards, table
 
 
 def lobby(players: int, now: float = T0) -> Game:
-    game = open_table(1, "P1", now)
+    game = open_table(1, now, "P1")
     for p in range(2, players + 1):
         game, _ = apply(game, Join(p, f"P{p}"), now)
     return game
@@ -413,8 +413,14 @@ def test_r16_a_game_earns_nothing_beyond_the_ranking() -> None:
 # --- Outside the glossary ------------------------------------------------------------------------
 
 
+def test_r17_a_table_opens_empty_or_with_its_opener_seated() -> None:
+    empty = open_table(1, T0)
+    assert empty.phase is Phase.LOBBY and empty.ids == () and empty.opener == 1
+    assert open_table(1, T0, "Ann").ids == (1,)
+
+
 def test_r17_players_join_and_leave_the_lobby_until_it_starts() -> None:
-    game = open_table(1, "Ann", T0)
+    game = open_table(1, T0, "Ann")
     assert game.phase is Phase.LOBBY and game.ids == (1,)
     game, events = apply(game, Join(2, "Bob"), T0)
     assert events == [ev.Joined(2, "Bob")]
@@ -431,7 +437,7 @@ def test_r17_players_join_and_leave_the_lobby_until_it_starts() -> None:
 
 
 def test_r17_names_must_be_given_and_short() -> None:
-    game = open_table(1, "Ann", T0)
+    game = open_table(1, T0, "Ann")
     assert isinstance(refused(game, Join(2, "")), InvalidMove)
     assert isinstance(refused(game, Join(2, "x" * 65)), InvalidMove)
 
