@@ -1,0 +1,112 @@
+"""The data behind every button: a compact, strictly checked format within Telegram's 64 bytes.
+
+    kind.chat.game.number[.cards[.hand.rank[x]]]      all numbers in base 36, chat signed
+
+`chat` is the group the game is played in (private hand buttons need it), `game` the game's
+number in that chat (a button from an earlier game is refused), `number` the play number the
+button was drawn for (a button from an earlier turn is refused). A card toggle carries what is
+needed to redraw the hand without reading the game: the selection, the hand, the rank to call
+("-" when it is not the player's turn) and "x" when the hand shows Liar!. Nothing here is
+trusted for authority: every move is checked again by the engine against the stored game.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+MAX_BYTES = 64
+NO_RANK = -1
+
+
+class Kind(StrEnum):
+    JOIN = "j"
+    LEAVE = "l"
+    START = "s"
+    SHOUT = "x"  # Liar!
+    STAND = "k"  # Let it stand
+    TOGGLE = "t"  # select or unselect a card in one's private hand
+    PLAY = "p"
+    LANGUAGE = "g"  # `number` indexes the supported languages
+
+
+class BadCallback(ValueError):
+    """The data is not one this bot wrote: tampered, truncated or from another bot."""
+
+
+@dataclass(frozen=True, slots=True)
+class Press:
+    kind: Kind
+    chat: int
+    game: int
+    number: int = 0
+    cards: int = 0
+    hand: int = 0
+    rank: int = NO_RANK
+    shout: bool = False  # a toggle redraws the hand's Liar! button too
+
+
+_B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+_PATTERN = re.compile(
+    r"(?P<kind>[a-z])\.(?P<chat>-?[0-9a-z]{1,12})\.(?P<game>[0-9a-z]{1,6})\.(?P<number>[0-9a-z]{1,6})"
+    r"(?:\.(?P<cards>[0-9a-z]{1,11})(?:\.(?P<hand>[0-9a-z]{1,11})\.(?P<rank>-|[0-9a-c])(?P<x>x?))?)?"
+)
+_CARD_KINDS = {Kind.TOGGLE, Kind.PLAY}
+_FULL = (1 << 52) - 1
+
+
+def _b36(n: int) -> str:
+    if n < 0:
+        return "-" + _b36(-n)
+    digits = ""
+    while True:
+        n, r = divmod(n, 36)
+        digits = _B36[r] + digits
+        if n == 0:
+            return digits
+
+
+def encode(press: Press) -> str:
+    parts = [press.kind.value, _b36(press.chat), _b36(press.game), _b36(press.number)]
+    if press.kind in _CARD_KINDS:
+        parts.append(_b36(press.cards))
+    if press.kind is Kind.TOGGLE:
+        rank = "-" if press.rank == NO_RANK else _b36(press.rank)
+        parts += [_b36(press.hand), rank + ("x" if press.shout else "")]
+    data = ".".join(parts)
+    if len(data.encode()) > MAX_BYTES:
+        raise ValueError(f"callback data over {MAX_BYTES} bytes: {data}")
+    return data
+
+
+def decode(data: str | None) -> Press:
+    """The press behind `data`, or BadCallback for anything this module would not write."""
+    if data is None or len(data.encode()) > MAX_BYTES:
+        raise BadCallback("missing or too long")
+    match = _PATTERN.fullmatch(data)
+    if match is None:
+        raise BadCallback("malformed")
+    try:
+        kind = Kind(match["kind"])
+    except ValueError:
+        raise BadCallback("unknown kind") from None
+    has_cards = match["cards"] is not None
+    has_hand = match["hand"] is not None
+    if has_cards != (kind in _CARD_KINDS) or has_hand != (kind is Kind.TOGGLE):
+        raise BadCallback("fields do not fit the kind")
+    press = Press(
+        kind=kind,
+        chat=int(match["chat"], 36),
+        game=int(match["game"], 36),
+        number=int(match["number"], 36),
+        cards=int(match["cards"], 36) if has_cards else 0,
+        hand=int(match["hand"], 36) if has_hand else 0,
+        rank=NO_RANK if not has_hand or match["rank"] == "-" else int(match["rank"], 36),
+        shout=match["x"] == "x",
+    )
+    if press.cards > _FULL or press.hand > _FULL or press.rank >= 13:
+        raise BadCallback("not a card or a rank")
+    if encode(press) != data:  # one spelling per press: no leading zeros, no "-0"
+        raise BadCallback("not in canonical form")
+    return press

@@ -1,0 +1,72 @@
+"""What the bot shows and sends, as plain values: screens, buttons, and requests to Telegram.
+
+The renderer builds these from engine views; the Telegram adapter turns them into Bot API
+calls. Neither side needs to know the other: tests compare these values directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Button:
+    """An inline button: it sends `data` back (callback_data, <= 64 bytes) or opens `url`."""
+
+    text: str
+    data: str | None = None
+    url: str | None = None
+
+
+Keyboard = tuple[tuple[Button, ...], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Screen:
+    """A message as shown: plain text (no parse mode: names need no escaping) and buttons."""
+
+    text: str
+    buttons: Keyboard = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """A new message. `remember` names it ("table", "final", "hand:<user>") when its id must
+    be kept to edit it later."""
+
+    chat_id: int
+    screen: Screen
+    remember: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """Replace a message's text and buttons. If the message is gone (deleted by a user), a new
+    one is sent instead and remembered under `remember`."""
+
+    chat_id: int
+    message_id: int
+    screen: Screen
+    remember: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EditButtons:
+    """Replace only a message's buttons (a card toggle; a settled message losing its buttons)."""
+
+    chat_id: int
+    message_id: int
+    buttons: Keyboard
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The answer to a button press: a short notice (<= 200 characters) or a URL to open."""
+
+    callback_query_id: str
+    text: str | None = None
+    url: str | None = None
+    alert: bool = False
+
+
+Request = Send | Edit | EditButtons | Answer

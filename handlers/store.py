@@ -1,0 +1,395 @@
+"""Where a chat's game lives: one item per group chat, read once and written once per action.
+
+`Store` is the port; `DynamoStore` the adapter (one consistent GetItem, one UpdateItem
+conditional on the version) and `MemoryStore` the fake with the same semantics. The game and
+the bot's bookkeeping travel as one compact JSON document; the ids of messages sent after a
+write live in attributes of their own, set by a second, unconditional-on-version update, so they
+never collide with a move written meanwhile.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from engine import Game, decode, encode
+
+RECENT_UPDATES = 12  # a retried update comes back within a minute, after a few others
+TITLE_LENGTH = 24  # the group's title, shown in private chats; kept short to keep items small
+DUE_SHARD = "due"  # the sparse index's only partition: few games have a timer at once
+
+
+class Conflict(Exception):
+    """Someone else wrote the chat's item since it was read: reload and apply again."""
+
+
+@dataclass
+class Record:
+    """Everything the bot keeps about one group chat."""
+
+    chat: int
+    version: int = 0  # 0: never written
+    game: Game | None = None
+    game_no: int = 0  # counts the chat's games: a button from an earlier game is refused
+    lang: str = "en"
+    title: str = ""
+    langs: dict[int, str] = field(default_factory=dict)  # player → language of their hand
+    note: str | None = None  # the table's line about the latest events, kept for re-renders
+    updates: list[int] = field(default_factory=list)  # update ids already applied
+    sends: list[float] = field(default_factory=list)  # times of recent new group messages
+    due: float | None = None  # when the timer must look at this game next
+    expires: int | None = None  # epoch seconds after which DynamoDB may delete the item
+    # Set after sending, outside the versioned document:
+    table_msg: int | None = None
+    final_msg: int | None = None
+    hand_msgs: dict[int, int] = field(default_factory=dict)
+    unreachable: set[int] = field(default_factory=set)  # players whose private chat said 403
+
+    def document(self) -> str:
+        """The versioned part, compact: the whole item must stay under one 1 KB write unit."""
+        doc = {
+            "g": None if self.game is None else encode(self.game),
+            "n": self.game_no,
+            "l": self.lang,
+            "t": self.title[:TITLE_LENGTH],
+            # Aligned with the seats, which carry the ids: no id is stored twice.
+            "pl": [self.langs.get(p, "") for p in self.game.ids] if self.game else [],
+            "no": self.note,
+            "u": _deltas(sorted(self.updates)[-RECENT_UPDATES:]),
+            "gs": _deltas([round(s) for s in self.sends]),
+        }
+        return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+
+    def read_document(self, text: str) -> None:
+        doc = json.loads(text)
+        self.game = None if doc["g"] is None else decode(doc["g"])
+        self.game_no = doc["n"]
+        self.lang = doc["l"]
+        self.title = doc["t"]
+        seats = self.game.ids if self.game else ()
+        self.langs = {p: lang for p, lang in zip(seats, doc["pl"], strict=True) if lang}
+        self.note = doc["no"]
+        self.updates = _undeltas(doc["u"])
+        self.sends = [float(s) for s in _undeltas(doc["gs"])]
+
+    def lang_of(self, player: int) -> str:
+        """The language of a player's private messages."""
+        return self.langs.get(player, self.lang)
+
+
+def _deltas(ascending: list[int]) -> list[int]:
+    """[a, b, c] as [a, b - a, c - b]: ids and times close together take a few digits each."""
+    return [n - p for p, n in zip([0, *ascending], ascending, strict=False)]
+
+
+def _undeltas(deltas: list[int]) -> list[int]:
+    total, values = 0, []
+    for d in deltas:
+        total += d
+        values.append(total)
+    return values
+
+
+@dataclass
+class Counts:
+    """DynamoDB requests made, for the benchmarks' requests-per-action figures."""
+
+    reads: int = 0
+    writes: int = 0
+
+
+class Store(Protocol):
+    counts: Counts
+
+    def load(self, chat: int) -> Record:
+        """The chat's record, read consistently; a new, unsaved one if there is none."""
+        ...
+
+    def save(self, record: Record, *, new_game: bool = False) -> Record:
+        """Write `record` if nobody wrote since it was read (else `Conflict`); returns it with
+        its new version. `new_game` forgets the message ids of the previous game."""
+        ...
+
+    def remember(
+        self,
+        chat: int,
+        game_no: int,
+        *,
+        table: int | None = None,
+        final: int | None = None,
+        hands: dict[int, int] | None = None,
+        unreachable: set[int] | None = None,
+        reachable: set[int] | None = None,
+    ) -> None:
+        """Keep what sending taught: the ids of messages just sent (unless the chat has moved on
+        to another game) and which players' private chats refuse or accept the bot."""
+        ...
+
+    def due(self, now: float, limit: int = 100) -> list[int]:
+        """Chats whose timer is due at `now`: the safety-net sweep's reading."""
+        ...
+
+    def move(self, old_chat: int, new_chat: int) -> None:
+        """A group became a supergroup: its game now lives under the new chat id."""
+        ...
+
+
+def _pk(chat: int) -> str:
+    return f"chat#{chat}"
+
+
+def _chat_of(pk: str) -> int:
+    return int(pk.removeprefix("chat#"))
+
+
+class DynamoStore:
+    """The DynamoDB adapter. `client` is a boto3 DynamoDB client, built once per container."""
+
+    def __init__(self, client: Any, table: str) -> None:
+        self.client = client
+        self.table = table
+        self.counts = Counts()
+        errors = client.exceptions
+        self._conditional_failed = errors.ConditionalCheckFailedException
+
+    def load(self, chat: int) -> Record:
+        self.counts.reads += 1
+        item = self.client.get_item(
+            TableName=self.table, Key={"pk": {"S": _pk(chat)}}, ConsistentRead=True
+        ).get("Item")
+        record = Record(chat)
+        if item is None:
+            return record
+        record.version = int(item["ver"]["N"])
+        record.read_document(item["doc"]["S"])
+        record.due = float(item["due"]["N"]) / 1000 if "due" in item else None
+        record.expires = int(item["expires"]["N"]) if "expires" in item else None
+        record.table_msg = int(item["tm"]["N"]) if "tm" in item else None
+        record.final_msg = int(item["fm"]["N"]) if "fm" in item else None
+        record.hand_msgs = {int(k): int(v["N"]) for k, v in item.get("hm", {}).get("M", {}).items()}
+        record.unreachable = {int(n) for n in item.get("un", {}).get("NS", [])}
+        return record
+
+    def save(self, record: Record, *, new_game: bool = False) -> Record:
+        sets = ["ver = :new", "doc = :doc", "gn = :gn", "hm = if_not_exists(hm, :empty)"]
+        removes = []
+        values: dict[str, Any] = {
+            ":new": {"N": str(record.version + 1)},
+            ":doc": {"S": record.document()},
+            ":gn": {"N": str(record.game_no)},
+            ":empty": {"M": {}},
+        }
+        if record.due is None:
+            removes += ["due", "#shard"]
+        else:
+            sets += ["due = :due", "#shard = :shard"]
+            values[":due"] = {"N": str(round(record.due * 1000))}
+            values[":shard"] = {"S": DUE_SHARD}
+        if record.expires is None:
+            removes.append("expires")
+        else:
+            sets.append("expires = :exp")
+            values[":exp"] = {"N": str(record.expires)}
+        if new_game:
+            sets[3] = "hm = :empty"
+            removes += ["tm", "fm"]
+        if record.version == 0:
+            condition = "attribute_not_exists(pk)"
+        else:
+            condition = "ver = :old"
+            values[":old"] = {"N": str(record.version)}
+        expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
+        self.counts.writes += 1
+        try:
+            self.client.update_item(
+                TableName=self.table,
+                Key={"pk": {"S": _pk(record.chat)}},
+                UpdateExpression=expression,
+                ConditionExpression=condition,
+                ExpressionAttributeNames={"#shard": "shard"},  # a reserved word in DynamoDB
+                ExpressionAttributeValues=values,
+            )
+        except self._conditional_failed as e:
+            raise Conflict(record.chat) from e
+        record.version += 1
+        if new_game:
+            record.table_msg = record.final_msg = None
+            record.hand_msgs = {}
+        return record
+
+    def remember(
+        self,
+        chat: int,
+        game_no: int,
+        *,
+        table: int | None = None,
+        final: int | None = None,
+        hands: dict[int, int] | None = None,
+        unreachable: set[int] | None = None,
+        reachable: set[int] | None = None,
+    ) -> None:
+        sets: list[str] = []
+        values: dict[str, Any] = {":gn": {"N": str(game_no)}}
+        names: dict[str, str] = {}
+        if table is not None:
+            sets.append("tm = :tm")
+            values[":tm"] = {"N": str(table)}
+        if final is not None:
+            sets.append("fm = :fm")
+            values[":fm"] = {"N": str(final)}
+        for i, (player, message) in enumerate((hands or {}).items()):
+            sets.append(f"hm.#p{i} = :m{i}")
+            names[f"#p{i}"] = str(player)
+            values[f":m{i}"] = {"N": str(message)}
+        expression = "SET " + ", ".join(sets) if sets else ""
+        if unreachable:
+            expression += " ADD un :un"
+            values[":un"] = {"NS": [str(p) for p in unreachable]}
+        if reachable:
+            expression += " DELETE un :re"
+            values[":re"] = {"NS": [str(p) for p in reachable]}
+        if not expression:
+            return
+        self.counts.writes += 1
+        # A failed condition means a newer game replaced this one: these messages are no
+        # longer ours to edit, and nothing needs remembering.
+        with contextlib.suppress(self._conditional_failed):
+            self.client.update_item(
+                TableName=self.table,
+                Key={"pk": {"S": _pk(chat)}},
+                UpdateExpression=expression.strip(),
+                ConditionExpression="gn = :gn",
+                ExpressionAttributeValues=values,
+                **({"ExpressionAttributeNames": names} if names else {}),
+            )
+
+    def due(self, now: float, limit: int = 100) -> list[int]:
+        self.counts.reads += 1
+        found = self.client.query(
+            TableName=self.table,
+            IndexName="DueIndex",
+            KeyConditionExpression="#shard = :shard AND due <= :now",
+            ExpressionAttributeNames={"#shard": "shard"},
+            ExpressionAttributeValues={
+                ":shard": {"S": DUE_SHARD},
+                ":now": {"N": str(round(now * 1000))},
+            },
+            Limit=limit,
+        )
+        return [_chat_of(item["pk"]["S"]) for item in found.get("Items", [])]
+
+    def move(self, old_chat: int, new_chat: int) -> None:
+        self.counts.reads += 1
+        item = self.client.get_item(
+            TableName=self.table, Key={"pk": {"S": _pk(old_chat)}}, ConsistentRead=True
+        ).get("Item")
+        if item is None:
+            return
+        item["pk"] = {"S": _pk(new_chat)}
+        self.counts.writes += 2
+        try:
+            self.client.put_item(
+                TableName=self.table, Item=item, ConditionExpression="attribute_not_exists(pk)"
+            )
+        except self._conditional_failed:
+            return  # already moved by a retried update
+        self.client.delete_item(TableName=self.table, Key={"pk": {"S": _pk(old_chat)}})
+
+
+@dataclass
+class _Stored:
+    version: int
+    document: str
+    game_no: int
+    due: float | None
+    expires: int | None
+    table: int | None = None
+    final: int | None = None
+    hands: dict[int, int] = field(default_factory=dict)
+    unreachable: set[int] = field(default_factory=set)
+
+
+class MemoryStore:
+    """The in-memory fake: the same conditional semantics, atomic under threads."""
+
+    def __init__(self) -> None:
+        self.items: dict[int, _Stored] = {}
+        self.counts = Counts()
+        self._lock = threading.Lock()
+
+    def load(self, chat: int) -> Record:
+        with self._lock:
+            self.counts.reads += 1
+            stored = self.items.get(chat)
+            record = Record(chat)
+            if stored is None:
+                return record
+            record.version = stored.version
+            record.read_document(stored.document)
+            record.due, record.expires = stored.due, stored.expires
+            record.table_msg, record.final_msg = stored.table, stored.final
+            record.hand_msgs = dict(stored.hands)
+            record.unreachable = set(stored.unreachable)
+            return record
+
+    def save(self, record: Record, *, new_game: bool = False) -> Record:
+        with self._lock:
+            self.counts.writes += 1
+            stored = self.items.get(record.chat)
+            if (stored.version if stored else 0) != record.version:
+                raise Conflict(record.chat)
+            kept = _Stored(
+                record.version + 1, record.document(), record.game_no, record.due, record.expires
+            )
+            if stored is not None:
+                kept.unreachable = stored.unreachable
+                if not new_game:
+                    kept.table, kept.final, kept.hands = stored.table, stored.final, stored.hands
+            self.items[record.chat] = kept
+        record.version += 1
+        if new_game:
+            record.table_msg = record.final_msg = None
+            record.hand_msgs = {}
+        return record
+
+    def remember(
+        self,
+        chat: int,
+        game_no: int,
+        *,
+        table: int | None = None,
+        final: int | None = None,
+        hands: dict[int, int] | None = None,
+        unreachable: set[int] | None = None,
+        reachable: set[int] | None = None,
+    ) -> None:
+        if table is None and final is None and not hands and not unreachable and not reachable:
+            return
+        with self._lock:
+            self.counts.writes += 1
+            stored = self.items.get(chat)
+            if stored is None or stored.game_no != game_no:
+                return
+            if table is not None:
+                stored.table = table
+            if final is not None:
+                stored.final = final
+            stored.hands.update(hands or {})
+            stored.unreachable |= unreachable or set()
+            stored.unreachable -= reachable or set()
+
+    def due(self, now: float, limit: int = 100) -> list[int]:
+        with self._lock:
+            self.counts.reads += 1
+            ready = [
+                (s.due, c) for c, s in self.items.items() if s.due is not None and s.due <= now
+            ]
+            return [chat for _, chat in sorted(ready)[:limit]]
+
+    def move(self, old_chat: int, new_chat: int) -> None:
+        with self._lock:
+            if old_chat in self.items and new_chat not in self.items:
+                self.items[new_chat] = self.items.pop(old_chat)

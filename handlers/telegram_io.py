@@ -1,0 +1,351 @@
+"""Performing the bot's requests on Telegram: the one place that talks to the Bot API.
+
+`deliver` turns the plain request values of `handlers.screens` into Bot API calls, runs them
+as fast as Telegram allows, and absorbs Telegram's failures: the game is already committed when
+this runs, so a failed call is recorded in the returned `Delivery` and never raised. Every
+screen is re-rendered from state on the next update, which heals whatever was lost here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dtm
+import logging
+import warnings
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import telegram
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions
+from telegram.error import (
+    BadRequest,
+    ChatMigrated,
+    Forbidden,
+    NetworkError,
+    RetryAfter,
+    TelegramError,
+)
+from telegram.request import HTTPXRequest
+from telegram.warnings import PTBDeprecationWarning
+
+from handlers.screens import Answer, Button, Edit, EditButtons, Keyboard, Request, Send
+
+__all__ = [
+    "Delivery",
+    "close_bot",
+    "deliver",
+    "is_admin",
+    "make_bot",
+    "perform_reply",
+    "username",
+    "webhook_reply",
+]
+
+_LOGGER = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://api.telegram.org/bot"
+_NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
+
+# PTB drops Telegram's "Bad Request: " prefix and capitalizes the rest, so match in lower case.
+_NOT_MODIFIED = "message is not modified"
+_MESSAGE_GONE = (
+    "message to edit not found",
+    "message can't be edited",
+    "message to delete not found",
+)
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+# ---------------------------------------------------------------------------------------------
+# The bot.
+
+
+def make_bot(
+    token: str, base_url: str | None = None, *, read_timeout: float = 10.0
+) -> telegram.Bot:
+    """A bare `telegram.Bot`: no Application and no getMe, so a cold start costs no request.
+
+    Its httpx client belongs to the event loop that first uses it: keep one loop per process.
+    """
+    request = HTTPXRequest(
+        # deliver() sends into every player's chat at once.
+        connection_pool_size=16,
+        connect_timeout=5.0,
+        read_timeout=read_timeout,
+        write_timeout=5.0,
+        pool_timeout=5.0,
+    )
+    # The same client serves getUpdates for the local runner: PTB adds the long-poll timeout to
+    # the read timeout of each getUpdates call, so a poll never times out while it waits, and
+    # close_bot() has a single client to close.
+    return telegram.Bot(
+        token,
+        base_url=base_url or DEFAULT_BASE_URL,
+        request=request,
+        get_updates_request=request,
+    )
+
+
+async def close_bot(bot: telegram.Bot) -> None:
+    """Close the bot's connections (the local runner at exit; tests before closing their loop).
+
+    `Bot.shutdown()` only undoes `Bot.initialize()`, which a bare bot never calls.
+    """
+    await bot.request.shutdown()
+
+
+# ---------------------------------------------------------------------------------------------
+# Delivering requests.
+
+
+@dataclass
+class Delivery:
+    """What became of a batch of requests."""
+
+    #: Send/Edit `remember` key -> id of a message newly sent for it.
+    remembered: dict[str, int] = field(default_factory=dict)
+    #: Private chats that answered 403: the player blocked the bot or never started it.
+    unreachable: set[int] = field(default_factory=set)
+    #: Group chats that answered 403: the bot was removed.
+    kicked: set[int] = field(default_factory=set)
+    #: Old chat id -> new supergroup id.
+    migrated: dict[int, int] = field(default_factory=dict)
+    #: Short descriptions of the requests given up.
+    failed: list[str] = field(default_factory=list)
+    #: HTTP requests made to Telegram, retries included.
+    requests: int = 0
+
+
+async def deliver(
+    bot: telegram.Bot,
+    requests: Sequence[Request],
+    *,
+    max_wait: float = 3.0,
+    sleep: Sleep = asyncio.sleep,
+) -> Delivery:
+    """Perform `requests`: in order within a chat, chats concurrently, answers first.
+
+    Never raises for a Telegram error (see `Delivery`). `max_wait` bounds how long a flood
+    limit (429) is waited out before the request is given up; `sleep` is injected for tests.
+    """
+    delivery = Delivery()
+    courier = _Courier(bot, delivery, max_wait, sleep)
+    answers = [r for r in requests if isinstance(r, Answer)]
+    lanes: dict[int, list[Send | Edit | EditButtons]] = {}
+    for request in requests:
+        if not isinstance(request, Answer):
+            lanes.setdefault(request.chat_id, []).append(request)
+    # The answer stops the presser's spinner: it is started first, but waits for nothing.
+    await asyncio.gather(
+        *(courier.perform(answer) for answer in answers),
+        *(courier.lane(chat, queue) for chat, queue in lanes.items()),
+    )
+    return delivery
+
+
+@dataclass
+class _Courier:
+    bot: telegram.Bot
+    delivery: Delivery
+    max_wait: float
+    sleep: Sleep
+
+    async def lane(self, chat: int, queue: list[Send | Edit | EditButtons]) -> None:
+        """One chat's requests, one after the other: a later edit must not overtake a send."""
+        for request in queue:
+            # A migration seen earlier in the batch redirects the rest of the chat's requests.
+            chat = self.delivery.migrated.get(chat, chat)
+            if chat in self.delivery.unreachable or chat in self.delivery.kicked:
+                self._give_up(request, "chat unreachable")  # no point asking again
+                continue
+            await self.perform(replace(request, chat_id=chat))
+
+    async def perform(self, request: Request) -> None:
+        """One request, retried at most once, and only when a retry is known to be safe."""
+        retry = await self._attempt(request, may_retry=True)
+        if retry is not None:
+            await self._attempt(retry, may_retry=False)
+
+    async def _attempt(self, request: Request, *, may_retry: bool) -> Request | None:
+        """One HTTP call; returns the request to try again, if any."""
+        self.delivery.requests += 1
+        try:
+            await self._call(request)
+        except TelegramError as error:
+            return await self._recover(request, error, may_retry=may_retry)
+        return None
+
+    async def _call(self, request: Request) -> None:
+        bot = self.bot
+        match request:
+            case Send(chat_id, screen, remember):
+                message = await bot.send_message(
+                    chat_id,
+                    screen.text,
+                    reply_markup=_markup(screen.buttons),
+                    link_preview_options=_NO_PREVIEW,
+                )
+                if remember is not None:
+                    self.delivery.remembered[remember] = message.message_id
+            case Edit(chat_id, message_id, screen, _):
+                # Without reply_markup Telegram removes the keyboard: what a screen with no
+                # buttons means.
+                await bot.edit_message_text(
+                    screen.text,
+                    chat_id=chat_id,
+                    message_id=message_id,
+                    reply_markup=_markup(screen.buttons),
+                    link_preview_options=_NO_PREVIEW,
+                )
+            case EditButtons(chat_id, message_id, buttons):
+                await bot.edit_message_reply_markup(
+                    chat_id=chat_id, message_id=message_id, reply_markup=_markup(buttons)
+                )
+            case Answer(callback_query_id, text, url, alert):
+                await bot.answer_callback_query(
+                    callback_query_id, text=text, url=url, show_alert=True if alert else None
+                )
+
+    async def _recover(
+        self, request: Request, error: TelegramError, *, may_retry: bool
+    ) -> Request | None:
+        """After a failed call: the request to try again, or None when it is settled."""
+        description = error.message.lower()
+        chat = None if isinstance(request, Answer) else request.chat_id
+        retry: Request | None = None
+        match error:
+            case BadRequest() if _NOT_MODIFIED in description:
+                return None  # the message already reads this way
+            case BadRequest() if isinstance(request, Edit | EditButtons) and any(
+                gone in description for gone in _MESSAGE_GONE
+            ):
+                # Someone deleted the message: a remembered screen (the table, a hand) is sent
+                # anew, so the game stays playable; anything else is not worth a new message.
+                if isinstance(request, Edit) and request.remember is not None:
+                    await self.perform(Send(request.chat_id, request.screen, request.remember))
+                    return None
+            case Forbidden() if chat is not None:
+                (self.delivery.unreachable if chat > 0 else self.delivery.kicked).add(chat)
+            case RetryAfter():
+                seconds = _seconds(error)
+                if may_retry and seconds <= self.max_wait:
+                    await self.sleep(seconds)
+                    retry = request
+            case ChatMigrated() if not isinstance(request, Answer):
+                self.delivery.migrated[request.chat_id] = error.new_chat_id
+                retry = replace(request, chat_id=error.new_chat_id)
+            case BadRequest():
+                pass  # a 400 is a NetworkError to PTB, but asking again changes nothing
+            case NetworkError() if not isinstance(request, Send):
+                # Timeouts and 5xx: edits and answers are idempotent, so ask again. A send may
+                # have been delivered anyway, and a duplicate group message is worse than a
+                # missing one (the next update re-renders the table).
+                retry = request
+        if retry is not None and may_retry:
+            return retry
+        self._give_up(request, error.message)
+        return None
+
+    def _give_up(self, request: Request, why: str) -> None:
+        what = f"{_method(request)} {getattr(request, 'chat_id', '')}".rstrip()
+        self.delivery.failed.append(f"{what}: {why}")
+        _LOGGER.warning("Telegram request given up: %s: %s", what, why)
+
+
+def _method(request: Request) -> str:
+    match request:
+        case Send():
+            return "sendMessage"
+        case Edit():
+            return "editMessageText"
+        case EditButtons():
+            return "editMessageReplyMarkup"
+        case Answer():
+            return "answerCallbackQuery"
+
+
+def _seconds(error: RetryAfter) -> float:
+    # An int in PTB 22 unless PTB_TIMEDELTA opts in to v23's timedelta; the int form warns.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PTBDeprecationWarning)
+        value = error.retry_after
+    return value.total_seconds() if isinstance(value, dtm.timedelta) else float(value)
+
+
+def _markup(buttons: Keyboard) -> InlineKeyboardMarkup | None:
+    if not buttons:
+        return None
+    return InlineKeyboardMarkup([[_button(button) for button in row] for row in buttons])
+
+
+def _button(button: Button) -> InlineKeyboardButton:
+    if button.url is not None:
+        return InlineKeyboardButton(button.text, url=button.url)
+    return InlineKeyboardButton(button.text, callback_data=button.data)
+
+
+# ---------------------------------------------------------------------------------------------
+# The webhook reply: one method performed by Telegram itself, without a request of ours.
+
+
+def webhook_reply(answer: Answer) -> dict[str, object]:
+    """The body that answers a button press as the webhook's HTTP response."""
+    body: dict[str, object] = {
+        "method": "answerCallbackQuery",
+        "callback_query_id": answer.callback_query_id,
+    }
+    if answer.text is not None:
+        body["text"] = answer.text
+    if answer.url is not None:
+        body["url"] = answer.url
+    if answer.alert:
+        body["show_alert"] = True
+    return body
+
+
+async def perform_reply(bot: telegram.Bot, body: dict[str, object]) -> None:
+    """Perform a webhook reply through the bot: the long-polling runner has no webhook response.
+
+    Like `deliver`, it logs a Telegram error instead of raising it (a stale button press
+    answers "query is too old", which changes nothing).
+    """
+    params: dict[str, Any] = {key: value for key, value in body.items() if key != "method"}
+    method = str(body["method"])
+    try:
+        if method == "answerCallbackQuery":
+            # The only reply webhook_reply() makes; do_api_request warns when a dedicated
+            # method exists, so it is left for other bodies.
+            await bot.answer_callback_query(**params)
+        else:
+            await bot.do_api_request(method, api_kwargs=params)
+    except TelegramError as error:
+        _LOGGER.warning("Telegram reply %s failed: %s", method, error.message)
+
+
+# ---------------------------------------------------------------------------------------------
+# Questions to Telegram.
+
+
+async def is_admin(bot: telegram.Bot, chat_id: int, user_id: int) -> bool:
+    """Whether the user administers the chat; False when Telegram cannot tell."""
+    try:
+        member = await bot.get_chat_member(chat_id, user_id)
+    except TelegramError:
+        return False
+    return member.status in ("administrator", "creator")
+
+
+# By base URL (server and token): a bot's name never changes while it runs, and a Lambda
+# container or the runner may build more than one Bot for the same token.
+_USERNAMES: dict[str, str] = {}
+
+
+async def username(bot: telegram.Bot) -> str:
+    """The bot's @username without the @, for t.me deep links: one getMe per process."""
+    name = _USERNAMES.get(bot.base_url)
+    if name is None:
+        me = await bot.get_me()
+        name = _USERNAMES[bot.base_url] = me.username or ""
+    return name

@@ -1,0 +1,160 @@
+"""The store's contract, held by both the DynamoDB adapter (on moto) and the in-memory fake."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from engine import Join, Start, apply, open_table
+from handlers.store import Conflict, DynamoStore, MemoryStore, Record, Store
+from infra.table import create_table
+
+CHAT = -100123
+
+
+@pytest.fixture(params=["memory", "dynamodb"])
+def store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Store]:
+    if request.param == "memory":
+        yield MemoryStore()
+        return
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }.items():
+        monkeypatch.setenv(name, value)
+    with mock_aws():
+        client = boto3.client("dynamodb")
+        create_table(client, "games")
+        yield DynamoStore(client, "games")
+
+
+def a_record(chat: int = CHAT) -> Record:
+    game = open_table(1, 100.0, "Ann")
+    game, _ = apply(game, Join(2, "Bob"), 100.0)
+    game, _ = apply(game, Start(1, 5), 100.0)
+    return Record(chat, game=game, game_no=1, lang="ar", title="Friday", langs={2: "en"})
+
+
+def test_a_chat_never_written_reads_as_a_new_record(store: Store) -> None:
+    record = store.load(CHAT)
+    assert record.version == 0 and record.game is None and record.chat == CHAT
+
+
+def test_what_is_saved_is_read_back(store: Store) -> None:
+    record = a_record()
+    record.updates, record.sends, record.note = [9, 7, 8], [99.0, 102.0], "n"
+    record.due, record.expires = 145.25, 900
+    store.save(record, new_game=True)
+    again = store.load(CHAT)
+    assert again.version == 1
+    assert (again.game, again.game_no, again.lang, again.title) == (record.game, 1, "ar", "Friday")
+    assert (again.langs, again.updates, again.sends, again.note) == (
+        {2: "en"},
+        [7, 8, 9],
+        [99.0, 102.0],
+        "n",
+    )
+    assert (again.due, again.expires) == (145.25, 900)
+
+
+def test_only_the_first_of_two_writers_from_one_version_wins(store: Store) -> None:
+    store.save(a_record(), new_game=True)
+    first, second = store.load(CHAT), store.load(CHAT)
+    first.note = "first"
+    store.save(first)
+    second.note = "second"
+    with pytest.raises(Conflict):
+        store.save(second)
+    assert store.load(CHAT).note == "first"
+    with pytest.raises(Conflict):
+        store.save(a_record())  # a "new" record where one exists
+
+
+def test_message_ids_are_remembered_for_the_current_game_only(store: Store) -> None:
+    store.save(a_record(), new_game=True)
+    store.remember(CHAT, 1, table=10, final=11, hands={1: 20, 2: 21})
+    store.remember(CHAT, 1, hands={2: 22}, unreachable={2})
+    record = store.load(CHAT)
+    assert (record.table_msg, record.final_msg) == (10, 11)
+    assert record.hand_msgs == {1: 20, 2: 22} and record.unreachable == {2}
+    store.remember(CHAT, 0, table=99)  # from an earlier game: ignored
+    assert store.load(CHAT).table_msg == 10
+    record = store.load(CHAT)
+    store.save(record)  # a move keeps the ids
+    assert store.load(CHAT).hand_msgs == {1: 20, 2: 22}
+    record = store.load(CHAT)
+    record.game_no = 2
+    store.save(record, new_game=True)  # a new game forgets them
+    again = store.load(CHAT)
+    assert again.table_msg is None and again.hand_msgs == {} and again.unreachable == {2}
+    store.remember(CHAT, 2, reachable={2})
+    assert store.load(CHAT).unreachable == set()
+
+
+def test_due_lists_the_chats_whose_timer_has_come(store: Store) -> None:
+    for chat, due in ((-1, 50.0), (-2, 150.0), (-3, None)):
+        record = a_record(chat)
+        record.due = due
+        store.save(record, new_game=True)
+    assert store.due(100.0) == [-1]
+    assert sorted(store.due(200.0)) == [-2, -1]
+    record = store.load(-1)
+    record.due = None
+    store.save(record)
+    assert store.due(200.0) == [-2]
+
+
+def test_a_game_moves_with_its_group_when_it_becomes_a_supergroup(store: Store) -> None:
+    store.save(a_record(-5), new_game=True)
+    store.move(-5, -1005)
+    store.move(-5, -1005)  # a retried update: harmless
+    assert store.load(-5).version == 0
+    assert store.load(-1005).game == a_record().game
+
+
+def item_size(value: dict[str, Any]) -> int:
+    """DynamoDB's own measure of an item: names plus values, numbers by their digits."""
+
+    def size(v: dict[str, Any]) -> int:
+        ((kind, inner),) = v.items()
+        if kind == "S":
+            return len(inner.encode())
+        if kind == "N":
+            return (len(inner.strip("-").lstrip("0").replace(".", "")) + 1) // 2 + 1
+        if kind == "NS":
+            return sum(size({"N": n}) for n in inner)
+        if kind == "M":
+            return 3 + sum(len(k.encode()) + size(x) + 1 for k, x in inner.items())
+        raise AssertionError(kind)
+
+    return sum(len(name.encode()) + size(v) for name, v in value.items())
+
+
+def test_an_eight_player_item_fits_one_write_unit(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.setenv(name, "testing")
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        create_table(client, "games")
+        store = DynamoStore(client, "games")
+        game = open_table(1_000_000_001, 100.0, "Abcdefghijklmnop")
+        for p in range(2, 9):
+            game, _ = apply(game, Join(7_000_000_000 + p, "Abcdefghijklmnop"), 100.0)
+        game, _ = apply(game, Start(1_000_000_001, 9), 100.0)
+        chat = -1001234567890
+        record = Record(chat, game=game, game_no=12, title="A group with a long title indeed")
+        record.langs = dict.fromkeys(game.ids[:4], "ar")  # half the table reads Arabic
+        record.updates = list(range(912_345_678, 912_345_678 + 3 * 12, 3))
+        record.sends = [1_764_400_000.0 + 3 * i for i in range(18)]
+        record.note = "Abcdefghijklmnop: Liar! — a lie, Abcdefghijklmnop picks up 12 cards"
+        record.due, record.expires = 1_764_400_045.125, 1_765_000_000
+        store.save(record, new_game=True)
+        store.remember(chat, 12, table=123, final=456, hands=dict.fromkeys(game.ids, 9_999))
+        store.remember(chat, 12, unreachable={7_000_000_002})
+        item = client.get_item(TableName="games", Key={"pk": {"S": f"chat#{chat}"}})["Item"]
+        assert item_size(item) <= 1024, item_size(item)

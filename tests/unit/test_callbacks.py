@@ -1,0 +1,70 @@
+"""Button data: compact, within Telegram's 64 bytes, one spelling per press, nothing else."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from handlers.callbacks import MAX_BYTES, NO_RANK, BadCallback, Kind, Press, decode, encode
+
+CHATS = st.integers(-(10**13), 10**13)
+CARDS = st.integers(0, (1 << 52) - 1)
+
+
+@st.composite
+def presses(draw: st.DrawFn) -> Press:
+    kind = draw(st.sampled_from(Kind))
+    cards = draw(CARDS) if kind in (Kind.TOGGLE, Kind.PLAY) else 0
+    toggle = kind is Kind.TOGGLE
+    return Press(
+        kind=kind,
+        chat=draw(CHATS),
+        game=draw(st.integers(0, 36**3)),
+        number=draw(st.integers(0, 36**3)),
+        cards=cards,
+        hand=draw(CARDS) if toggle else 0,
+        rank=draw(st.integers(-1, 12)) if toggle else NO_RANK,
+        shout=draw(st.booleans()) if toggle else False,
+    )
+
+
+@given(presses())
+def test_every_press_round_trips_within_64_bytes(press: Press) -> None:
+    data = encode(press)
+    assert len(data.encode()) <= MAX_BYTES
+    assert decode(data) == press
+
+
+@given(st.text(max_size=80))
+def test_anything_else_is_refused_or_is_a_press_in_its_one_spelling(data: str) -> None:
+    try:
+        press = decode(data)
+    except BadCallback:
+        return
+    assert encode(press) == data
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        None,
+        "",
+        "x",
+        "x.1.1",  # too few fields
+        "x.1.1.1.1",  # cards on a shout
+        "p.1.1.1",  # a play without cards
+        "t.1.1.1.1.1",  # a toggle without its rank
+        "t.1.1.1.1.1.d",  # no rank d
+        "q.1.1.1",  # unknown kind
+        "x.01.1.1",  # not canonical
+        "x.-0.1.1",
+        "X.1.1.1",
+        "p.1.1.1.zzzzzzzzzzz",  # more than 52 cards' worth of bits
+        "x.1.1.1" + "1" * 60,  # too long
+        "x.1.1.1\n",
+    ],
+)
+def test_tampered_or_truncated_data_is_refused(data: str | None) -> None:
+    with pytest.raises(BadCallback):
+        decode(data)
