@@ -1,0 +1,81 @@
+"""What a process builds once: the event loop, the Telegram bot, the store, the timers.
+
+In Lambda this runs in the init phase of each container, so an invocation pays for none of it;
+the local runner builds one per process. One event loop for the container's life: an httpx
+client cannot outlive its loop (`asyncio.run` per call breaks on the second call).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+import boto3
+import telegram
+
+from handlers import telegram_io
+from handlers.app import MenteurBot
+from handlers.config import Settings
+from handlers.store import DynamoStore, Store
+
+T = TypeVar("T")
+MAX_SQS_DELAY = 900  # seconds: SQS's limit; later timers are left to the scheduled sweep
+
+
+class SqsTimers:
+    """Timers as delayed SQS messages: delivered within about a second of their second."""
+
+    def __init__(self, client: Any, queue_url: str) -> None:
+        self.client = client
+        self.queue_url = queue_url
+
+    def schedule(self, chat: int, at: float, now: float) -> None:
+        delay = math.ceil(at - now)
+        if delay > MAX_SQS_DELAY:
+            return
+        self.client.send_message(
+            QueueUrl=self.queue_url,
+            MessageBody=json.dumps({"chat": chat, "at": at}),
+            DelaySeconds=max(0, delay),
+        )
+
+
+class Runtime:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        store: Store | None = None,
+        bot: telegram.Bot | None = None,
+        sqs: Any = None,
+        clock: Callable[[], float] = time.time,
+        webhook_replies: bool = True,
+    ) -> None:
+        logging.getLogger().setLevel(settings.log_level)
+        self.settings = settings
+        self.loop = asyncio.new_event_loop()
+        self.bot = bot or telegram_io.make_bot(settings.bot_token, settings.api_base_url)
+        self.store = store or DynamoStore(boto3.client("dynamodb"), settings.table_name)
+        timers = None
+        if settings.timer_queue_url:
+            timers = SqsTimers(sqs or boto3.client("sqs"), settings.timer_queue_url)
+        self.app = MenteurBot(
+            self.store,
+            self.bot,
+            clock=clock,
+            timers=timers,
+            idle_expiry=settings.idle_expiry_seconds,
+            webhook_replies=webhook_replies,
+        )
+
+    def run(self, work: Coroutine[Any, Any, T]) -> T:
+        return self.loop.run_until_complete(work)
+
+    def close(self) -> None:
+        self.run(telegram_io.close_bot(self.bot))
+        self.loop.close()

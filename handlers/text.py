@@ -1,0 +1,245 @@
+"""Words in the players' languages: one catalogue file per language, plurals, right-to-left care.
+
+A catalogue is `i18n/<code>.json`: keys to `str.format` templates, or to an object of CLDR plural
+categories. Its meta keys start with "_": `_plural` names the plural rule, `_dir` is "ltr" or
+"rtl". Adding a language is adding one file; every file must have exactly English's keys and
+placeholders, checked once when this module is imported.
+
+Every value put into a template is isolated (FSI … PDI), and values joined only by "×" form one
+chunk ("2 × R"), so a name or a card in another script never reorders the sentence around it. In
+a right-to-left language every line also starts with RLM, so Telegram lays it out right to left
+even when the line begins with a Latin name.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+from string import Formatter
+from typing import Any
+
+FSI = "\u2068"  # first strong isolate: the direction of what follows is its own
+PDI = "\u2069"  # pop directional isolate
+RLM = "\u200f"  # right-to-left mark
+DEFAULT = "en"
+
+# Bidi controls a name may carry (overrides, embeddings, isolates, marks): removed, so a name
+# cannot reach out of its isolate and flip the text around it.
+_BIDI_CONTROLS = re.compile("[\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
+# What may stand between two placeholders that form one chunk: "{n} × {rank}".
+_JOINER = re.compile(r" ?× ?")
+
+COMMANDS = (
+    "newgame",
+    "join",
+    "leave",
+    "forfeit",
+    "stop",
+    "hand",
+    "table",
+    "rules",
+    "language",
+    "help",
+    "addbot",
+)
+
+
+class CatalogueError(ValueError):
+    """A catalogue file does not match English or is malformed: found at import, not in play."""
+
+
+def _plural_en(n: int) -> str:
+    return "one" if n == 1 else "other"
+
+
+def _plural_ar(n: int) -> str:
+    if n == 0:
+        return "zero"
+    if n == 1:
+        return "one"
+    if n == 2:
+        return "two"
+    if 3 <= n % 100 <= 10:
+        return "few"
+    if 11 <= n % 100 <= 99:
+        return "many"
+    return "other"
+
+
+PLURAL_RULES: Mapping[str, tuple[Callable[[int], str], frozenset[str]]] = {
+    "en": (_plural_en, frozenset({"one", "other"})),
+    "ar": (_plural_ar, frozenset({"zero", "one", "two", "few", "many", "other"})),
+}
+
+Entry = str | dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Catalogue:
+    rtl: bool
+    plural: Callable[[int], str]
+    entries: Mapping[str, Entry]
+
+
+def isolate(name: str) -> str:
+    """`name` (a player, a group, a card, "2 × R") as one unit, whatever script it is in."""
+    return FSI + _BIDI_CONTROLS.sub("", name) + PDI
+
+
+@cache
+def _parts(template: str) -> tuple[tuple[str, str | None], ...]:
+    parts = []
+    for literal, field, spec, conversion in Formatter().parse(template):
+        if field is not None and (not field.isidentifier() or spec or conversion):
+            raise CatalogueError(f"only plain {{name}} placeholders are allowed: {template!r}")
+        parts.append((literal, field))
+    return tuple(parts)
+
+
+def _fields(template: str) -> frozenset[str]:
+    """The placeholders of a template."""
+    return frozenset(field for _, field in _parts(template) if field is not None)
+
+
+def _fill(template: str, values: Mapping[str, object]) -> str:
+    out: list[str] = []
+    chunk: list[str] | None = None
+    for literal, field in _parts(template):
+        if chunk is not None and field is not None and _JOINER.fullmatch(literal):
+            chunk += [literal, str(values[field])]
+            continue
+        if chunk is not None:
+            out.append(isolate("".join(chunk)))
+            chunk = None
+        out.append(literal)
+        if field is not None:
+            chunk = [str(values[field])]
+    if chunk is not None:
+        out.append(isolate("".join(chunk)))
+    return "".join(out)
+
+
+def _entry_templates(entry: Entry) -> list[str]:
+    return [entry] if isinstance(entry, str) else list(entry.values())
+
+
+def _parse(code: str, raw: Any) -> Catalogue:
+    if not isinstance(raw, dict):
+        raise CatalogueError(f"{code}: not an object")
+    rule = str(raw.get("_plural"))
+    if rule not in PLURAL_RULES:
+        raise CatalogueError(f"{code}: _plural must be one of {sorted(PLURAL_RULES)}")
+    direction = raw.get("_dir", "ltr")
+    if direction not in ("ltr", "rtl"):
+        raise CatalogueError(f"{code}: _dir must be 'ltr' or 'rtl'")
+    plural, categories = PLURAL_RULES[rule]
+    entries: dict[str, Entry] = {}
+    for key, value in raw.items():
+        if key.startswith("_"):
+            continue
+        if isinstance(value, dict):
+            if "other" not in value or not set(value) <= categories:
+                raise CatalogueError(f"{code}.{key}: plural forms must be of {sorted(categories)}")
+            if not all(isinstance(v, str) for v in value.values()):
+                raise CatalogueError(f"{code}.{key}: plural forms must be strings")
+        elif not isinstance(value, str):
+            raise CatalogueError(f"{code}.{key}: must be a string or plural forms")
+        for template in _entry_templates(value):
+            _fields(template)  # raises on a malformed template
+        entries[key] = value
+    return Catalogue(direction == "rtl", plural, entries)
+
+
+def _check(catalogues: Mapping[str, Catalogue]) -> None:
+    """Every language has English's keys, and each template English's placeholders.
+
+    A plural form may leave out {n} (Arabic says "بطاقة واحدة", not "1 بطاقة").
+    """
+    english = catalogues[DEFAULT].entries
+    for code, catalogue in catalogues.items():
+        missing = english.keys() - catalogue.entries.keys()
+        extra = catalogue.entries.keys() - english.keys()
+        if missing or extra:
+            raise CatalogueError(f"{code}: missing {sorted(missing)}, unknown {sorted(extra)}")
+        for key, entry in catalogue.entries.items():
+            wanted = frozenset().union(*(_fields(s) for s in _entry_templates(english[key])))
+            optional = {"n"} if isinstance(entry, dict) or isinstance(english[key], dict) else set()
+            for template in _entry_templates(entry):
+                have = _fields(template)
+                if not wanted - optional <= have <= wanted:
+                    raise CatalogueError(
+                        f"{code}.{key}: placeholders {sorted(have)}, English has {sorted(wanted)}"
+                    )
+
+
+def _load() -> dict[str, Catalogue]:
+    folder = files("handlers").joinpath("i18n")
+    catalogues = {}
+    for item in folder.iterdir():
+        if item.name.endswith(".json"):
+            code = item.name.removesuffix(".json")
+            catalogues[code] = _parse(code, json.loads(item.read_text(encoding="utf-8")))
+    if DEFAULT not in catalogues:
+        raise CatalogueError(f"no {DEFAULT}.json")
+    _check(catalogues)
+    return catalogues
+
+
+_CATALOGUES = _load()
+# English first, then the others by code: the language buttons index this tuple.
+SUPPORTED: tuple[str, ...] = (DEFAULT, *sorted(set(_CATALOGUES) - {DEFAULT}))
+
+
+def language_of(code: str | None) -> str:
+    """A supported language for Telegram's `language_code` ("ar", "ar-EG", "en-US", None)."""
+    primary = (code or "").replace("_", "-").split("-")[0].lower()
+    return primary if primary in _CATALOGUES else DEFAULT
+
+
+def _catalogue(lang: str) -> Catalogue:
+    return _CATALOGUES.get(lang) or _CATALOGUES[DEFAULT]
+
+
+def is_rtl(lang: str) -> bool:
+    return _catalogue(lang).rtl
+
+
+def block(lang: str, lines: Iterable[str]) -> str:
+    """Lines as one text; in a right-to-left language each starts with RLM."""
+    if not is_rtl(lang):
+        return "\n".join(lines)
+    return "\n".join(line if line.startswith(RLM) else RLM + line for line in lines)
+
+
+def _template(catalogue: Catalogue, key: str, n: int | None) -> str:
+    entry = catalogue.entries[key]
+    if isinstance(entry, str):
+        return entry
+    category = catalogue.plural(abs(n)) if n is not None else "other"
+    return entry.get(category, entry["other"])
+
+
+def t(lang: str, key: str, **values: object) -> str:
+    """The text of `key` in `lang` (English if unsupported), placeholders filled and isolated.
+
+    A plural key is chosen by `n` when it is given among the values (see `tn`).
+    """
+    catalogue = _catalogue(lang)
+    n = values.get("n")
+    template = _template(catalogue, key, n if isinstance(n, int) else None)
+    return block(lang, _fill(template, values).split("\n"))
+
+
+def tn(lang: str, key: str, n: int, **values: object) -> str:
+    """The plural form of `key` for `n` ("1 card", "9 cards"); `n` also fills {n}."""
+    return t(lang, key, n=n, **values)
+
+
+def commands(lang: str) -> tuple[tuple[str, str], ...]:
+    """(command, description) pairs for Telegram's setMyCommands, in menu order."""
+    catalogue = _catalogue(lang)
+    return tuple((name, _template(catalogue, f"cmd_{name}", None)) for name in COMMANDS)

@@ -1,0 +1,54 @@
+"""The timer Lambda: delayed SQS messages for the exact moments, a scheduled sweep for the rest.
+
+An SQS message names a chat whose game needs a look at a given second (the 45-second mark of a
+final play, a computer player's move). The scheduled rule, every minute, looks at every chat
+whose `due` time has passed: timers lost or late, and games idle too long (R18). Whatever fires,
+the engine judges against the stored game, so a stale or repeated timer changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+from handlers.app import Outcome
+from handlers.runtime import Runtime
+from handlers.webhook import runtime
+
+LOGGER = logging.getLogger("menteur.timer")
+
+
+def lambda_handler(event: dict[str, Any], context: object) -> dict[str, Any]:
+    return handle(event, runtime())
+
+
+def handle(event: dict[str, Any], rt: Runtime) -> dict[str, Any]:
+    records = event.get("Records")
+    if records is None:  # the scheduled rule
+        for chat in rt.store.due(rt.app.clock()):
+            _tick(rt, chat)
+        return {}
+    failures = []
+    for record in records:
+        try:
+            body = json.loads(record["body"])
+            chat, at = int(body["chat"]), float(body["at"])
+        except (KeyError, TypeError, ValueError):
+            LOGGER.warning("dropping a malformed timer message")
+            continue
+        if not _tick(rt, chat, at):
+            failures.append({"itemIdentifier": record["messageId"]})
+    return {"batchItemFailures": failures}
+
+
+def _tick(rt: Runtime, chat: int, at: float | None = None) -> bool:
+    started = time.perf_counter()
+    try:
+        outcome: Outcome = rt.run(rt.app.tick(chat, at))
+    except Exception:
+        LOGGER.exception("timer for chat %s failed", chat)
+        return False
+    LOGGER.info(json.dumps(outcome.log(None, started)))
+    return True

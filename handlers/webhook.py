@@ -1,0 +1,83 @@
+"""The webhook Lambda: Telegram POSTs an update, the bot applies it, Telegram gets a status.
+
+401 when the secret header does not match (nothing is read or touched); 200 for anything
+applied, refused, repeated or not understood (so Telegram does not retry it forever); 500 only
+when nothing was committed and trying again can help (the store was busy or failing).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import json
+import logging
+import os
+import time
+from typing import Any
+
+from handlers.app import Busy, Outcome
+from handlers.config import Settings, secret_matches
+from handlers.runtime import Runtime
+
+LOGGER = logging.getLogger("menteur.webhook")
+SECRET_HEADER = "x-telegram-bot-api-secret-token"
+MAX_BODY = 1 << 20  # Telegram's updates are a few kilobytes: anything huge is not one
+
+
+@functools.cache
+def runtime() -> Runtime:
+    """The container's runtime, built on first use."""
+    return Runtime(Settings.from_env())
+
+
+# In Lambda, build at import: the init phase is not billed as the first request's latency.
+if "AWS_LAMBDA_FUNCTION_NAME" in os.environ:
+    runtime()
+
+
+def lambda_handler(event: dict[str, Any], context: object) -> dict[str, Any]:
+    return handle(event, runtime())
+
+
+def handle(event: dict[str, Any], rt: Runtime) -> dict[str, Any]:
+    started = time.perf_counter()
+    headers = {str(k).lower(): v for k, v in (event.get("headers") or {}).items()}
+    if not secret_matches(rt.settings.webhook_secret, headers.get(SECRET_HEADER)):
+        LOGGER.warning(json.dumps({"outcome": "refused:secret"}))
+        return {"statusCode": 401, "body": ""}
+    data = _body(event)
+    if data is None:
+        outcome = Outcome("ignored", "ignored:malformed")
+    else:
+        try:
+            outcome = rt.run(rt.app.handle(data))
+        except Busy as e:
+            LOGGER.warning(json.dumps({"outcome": "busy", "why": str(e)}))
+            return {"statusCode": 500, "body": ""}
+        except Exception:
+            # The store failed before a commit (a commit is never followed by an exception:
+            # sending absorbs its own errors). Telegram will send the update again.
+            LOGGER.exception("update failed")
+            return {"statusCode": 500, "body": ""}
+    update_id = data.get("update_id") if isinstance(data, dict) else None
+    LOGGER.info(json.dumps(outcome.log(update_id if isinstance(update_id, int) else None, started)))
+    if outcome.reply is None:
+        return {"statusCode": 200, "body": ""}
+    return {
+        "statusCode": 200,
+        "headers": {"Content-Type": "application/json"},
+        "body": json.dumps(outcome.reply, ensure_ascii=False),
+    }
+
+
+def _body(event: dict[str, Any]) -> Any:
+    body = event.get("body")
+    if not isinstance(body, str) or len(body) > MAX_BODY:
+        return None
+    try:
+        if event.get("isBase64Encoded"):
+            body = base64.b64decode(body, validate=True).decode()
+        return json.loads(body)
+    except (ValueError, binascii.Error, RecursionError):
+        return None

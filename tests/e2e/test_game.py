@@ -1,0 +1,173 @@
+"""Whole games through the webhook handler, with real update JSON, in English and in Arabic."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from engine import Phase, card_name
+from engine.cards import rank_of
+from handlers.callbacks import Kind
+from tests.e2e.harness import GROUP, Person, Table, running_bot
+
+SUITS = re.compile(r"(?:10|[A2-9VDR])[♠♥♦♣]")
+
+
+def people(lang: str) -> list[Person]:
+    names = ("Ann", "Bob", "Chloé") if lang == "en" else ("أمل", "Bob", "خالد")
+    return [Person(101 + i, name, lang) for i, name in enumerate(names)]
+
+
+class Watcher:
+    """Checks after every step that each chat shows what it may, and nothing more."""
+
+    def __init__(self, table: Table, players: list[Person]) -> None:
+        self.table = table
+        self.players = players
+        self.revealed: set[str] = set()  # cards turned over by challenges: public from then on
+
+    def check(self) -> None:
+        game = self.table.game()
+        if game.phase in (Phase.PLAY, Phase.DECIDE):
+            for person in self.players:
+                # A private chat shows its owner's hand, exactly.
+                assert self.table.shown_hand(person) == self.table.hand(person), person.name
+        for call in self.table.tg.calls(chat_id=GROUP):
+            text = str(call.params.get("text", ""))
+            assert set(SUITS.findall(text)) <= self.revealed, f"a hand leaked: {text}"
+
+    def reveal(self, cards: set[int]) -> None:
+        self.revealed |= {card_name(c) for c in cards}
+
+
+def by_id(players: list[Person], player: int) -> Person:
+    return next(p for p in players if p.id == player)
+
+
+def open_and_start(table: Table, players: list[Person]) -> None:
+    table.say(players[0], "/newgame")
+    for person in players:
+        table.join(person)
+    assert table.game().ids == tuple(p.id for p in players)
+    table.press_button(players[0], table.group_message_with(Kind.START), Kind.START)
+    assert table.game().phase is Phase.PLAY
+
+
+def truthful_or_any(table: Table, person: Person, at_most: int = 4) -> set[int]:
+    """The cards of the expected rank when the player holds some; any cards otherwise."""
+    hand, rank = table.hand(person), table.game().rank
+    true = {c for c in hand if rank_of(c) == rank}
+    return true or set(sorted(hand)[:at_most])
+
+
+def play_to_a_final_play(table: Table, players: list[Person], watcher: Watcher) -> Person:
+    """Play four cards at a time (nobody shouts) until somebody empties their hand."""
+    for _ in range(60):
+        game = table.game()
+        if game.phase is Phase.DECIDE:
+            return by_id(players, game.ids[game.last.seat])  # type: ignore[union-attr]
+        person = by_id(players, game.awaited)  # type: ignore[arg-type]
+        hand = table.hand(person)
+        table.play(person, set(sorted(hand)[:4]))
+        watcher.check()
+    raise AssertionError("no final play")
+
+
+@pytest.mark.parametrize("lang", ["en", "ar"])
+def test_a_three_player_game_from_newgame_to_the_final_ranking(lang: str) -> None:
+    players = people(lang)
+    with running_bot(seed=11) as table:
+        if lang == "ar":
+            table.say(players[0], "/language")
+            prompt = table.latest(GROUP)
+            language = table.button(prompt, Kind.LANGUAGE)
+            assert language is not None
+            arabic = next(
+                b["callback_data"]
+                for b in table.buttons(prompt)
+                if b["callback_data"].endswith(".1")
+            )
+            table.press(players[0], GROUP, prompt.message_id, arabic)
+            assert table.record().lang == "ar"
+        watcher = Watcher(table, players)
+        open_and_start(table, players)
+        watcher.check()
+
+        # A lie, exposed by the next player: the liar picks up.
+        game = table.game()
+        liar = by_id(players, game.awaited)  # type: ignore[arg-type]
+        expected = game.rank
+        lie = {next(c for c in sorted(table.hand(liar)) if rank_of(c) != expected)}
+        table.play(liar, lie)
+        accuser = by_id(players, table.game().awaited)  # type: ignore[arg-type]
+        before = len(table.hand(liar))
+        table.press_button(accuser, table.group_message_with(Kind.SHOUT), Kind.SHOUT)
+        watcher.reveal(lie)
+        assert len(table.hand(liar)) == before + 1
+        assert table.game().awaited == accuser.id and table.game().rank == expected
+        watcher.check()
+        reveal = table.tg.messages_to(GROUP)[-2:]
+        assert any(card_name(next(iter(lie))) in text for text in reveal)
+
+        # A true play, challenged from the group: the accuser picks up.
+        for _ in range(20):
+            game = table.game()
+            person = by_id(players, game.awaited)  # type: ignore[arg-type]
+            true = {c for c in table.hand(person) if rank_of(c) == game.rank}
+            if true:
+                break
+            table.play(person, truthful_or_any(table, person))
+            watcher.check()
+        table.play(person, true)
+        challenger = next(p for p in players if p.id not in (person.id,))
+        bullets = table.game().bullets[table.game().ids.index(challenger.id)]
+        table.press_button(challenger, table.group_message_with(Kind.SHOUT), Kind.SHOUT)
+        watcher.reveal(true)
+        game = table.game()
+        assert game.bullets[game.ids.index(challenger.id)] == bullets - 1
+        assert game.awaited == person.id
+        watcher.check()
+
+        # Play on to a final play; the next player lets it stand by the button.
+        finisher = play_to_a_final_play(table, players, watcher)
+        decider = by_id(players, table.game().awaited)  # type: ignore[arg-type]
+        final = table.group_message_with(Kind.STAND)
+        table.press_button(decider, final, Kind.STAND)
+        game = table.game()
+        assert game.phase is Phase.OVER and game.ids[game.winner] == finisher.id
+        end = table.tg.messages_to(GROUP)[-3:]
+        assert any(finisher.name in text and text.count("\n") >= 3 for text in end), end
+        watcher.check()
+        # Every private hand message lost its buttons; the group's buttons are gone too.
+        for person in players:
+            assert table.button(table.hand_message(person), Kind.PLAY) is None
+        table_msg = table.record().table_msg
+        assert table_msg is not None
+        shown = table.tg.message(GROUP, table_msg)
+        assert shown is not None and table.button(shown, Kind.SHOUT) is None
+
+
+def test_a_final_play_left_alone_for_45_seconds_is_let_stand_by_the_table() -> None:
+    players = people("en")
+    with running_bot(seed=3) as table:
+        watcher = Watcher(table, players)
+        open_and_start(table, players)
+        finisher = play_to_a_final_play(table, players, watcher)
+        deadline = table.game().deadline
+        assert deadline is not None and table.record().due == deadline
+        assert table.timers.scheduled[-1] == (GROUP, deadline), "a timer set for the 45th second"
+        table.clock.advance(44.9)
+        table.tick()
+        assert table.game().phase is Phase.DECIDE, "nothing happens before the deadline"
+        table.clock.advance(0.1)
+        sends = len(table.tg.calls("sendMessage", chat_id=GROUP))
+        table.tick()
+        table.tick()  # a second timer at the same moment: still one announcement
+        game = table.game()
+        assert game.phase is Phase.OVER and game.ids[game.winner] == finisher.id
+        announced = table.tg.calls("sendMessage", chat_id=GROUP)[sends:]
+        assert len(announced) == 1
+        assert finisher.name in announced[0].params["text"]
+        assert "45" in announced[0].params["text"] or "table" in announced[0].params["text"]
+        watcher.check()

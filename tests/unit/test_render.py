@@ -1,0 +1,858 @@
+"""The words and the screens: catalogues, the glossary's terms, right-to-left care, and what
+each screen may show (the group never a card of a hand; a hand only its owner's cards)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+import re
+from collections.abc import Iterator
+from importlib.resources import files
+from pathlib import Path
+from string import Formatter
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine import (
+    DECISION_SECONDS,
+    Code,
+    Forfeit,
+    Game,
+    IllegalMove,
+    Join,
+    LetItStand,
+    MenteurError,
+    Phase,
+    Play,
+    Shout,
+    Start,
+    Stop,
+    Timeout,
+    apply,
+    card_name,
+    cards_in,
+    count,
+    open_table,
+    settle,
+    strategy,
+    view,
+)
+from engine import events as ev
+from engine.moves import Expire, Move
+from handlers import render, text
+from handlers.callbacks import MAX_BYTES, NO_RANK, Kind, Press, decode
+from handlers.screens import Screen
+from handlers.text import FSI, PDI, RLM, SUPPORTED, isolate, language_of, t, tn
+from tests.unit.tables import T0, cards
+from tests.unit.tables import table as dealt
+
+CHAT = -1001234567890  # a supergroup's id: the longest kind there is
+GAME_NO = 41
+NAMES = ("Ann", "شهد", "Bob", "Chloé", "دريس", "Emma", "فريد", "Gus")
+SUIT = re.compile("[♠♥♦♣]")
+CARD = re.compile(r"(?:10|[A2-9VDR])[♠♥♦♣]")
+GROUP_KINDS = {Kind.JOIN, Kind.LEAVE, Kind.START, Kind.SHOUT, Kind.STAND}
+
+
+def catalogue_files() -> dict[str, dict[str, Any]]:
+    folder = files("handlers").joinpath("i18n")
+    return {
+        item.name.removesuffix(".json"): json.loads(item.read_text(encoding="utf-8"))
+        for item in folder.iterdir()
+        if item.name.endswith(".json")
+    }
+
+
+CATALOGUES = catalogue_files()
+
+
+def forms(value: str | dict[str, str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value.values())
+
+
+def fields_of(template: str) -> set[str]:
+    return {field for _, field, _, _ in Formatter().parse(template) if field is not None}
+
+
+def entries(lang: str) -> dict[str, str | dict[str, str]]:
+    return {k: v for k, v in CATALOGUES[lang].items() if not k.startswith("_")}
+
+
+def plain(s: str) -> str:
+    """What a reader sees: the text without its invisible direction marks."""
+    return s.replace(FSI, "").replace(PDI, "").replace(RLM, "")
+
+
+def lines_of(screen: Screen) -> list[str]:
+    return plain(screen.text).split("\n")
+
+
+def buttons(screen: Screen) -> list[tuple[str, Press]]:
+    return [(plain(b.text), decode(b.data)) for row in screen.buttons for b in row if b.data]
+
+
+def check_keyboard(screen: Screen) -> None:
+    """Telegram's limits: <= 100 buttons, <= 8 a row, callback data <= 64 bytes and ours."""
+    assert sum(len(row) for row in screen.buttons) <= 100
+    for row in screen.buttons:
+        assert 0 < len(row) <= 8
+        for button in row:
+            assert button.data is not None and len(button.data.encode()) <= MAX_BYTES
+            decode(button.data)
+
+
+def lobby(players: int) -> Game:
+    game = open_table(1, T0, NAMES[0])
+    for p in range(2, players + 1):
+        game, _ = apply(game, Join(p, NAMES[p - 1]), T0)
+    return game
+
+
+def final_play(truth: bool = True) -> Game:
+    """Ann (1) empties her hand under 5; Bob (2) decides; Chloé (3) and Driss (4) watch."""
+    ann = "5♠ 5♥" if truth else "5♠ 9♥"
+    game = dealt(ann, "3♠ 4♠", "6♠ 7♠", "8♠", rank="5")
+    return apply(game, Play(1, cards(ann)), T0)[0]
+
+
+def lie_on_the_pile() -> Game:
+    """Bob (2) has just lied 9♥ 3♠ under 9 on a pile of 3; Chloé (3) is next; Driss (4) has 2."""
+    game = dealt("A♠ 2♠ 9♠", "3♠ 4♠ 9♥", "5♠ 6♠", "7♠", rank="8")
+    game = dataclasses.replace(game, bullets=[3, 3, 3, 2])
+    game, _ = apply(game, Play(1, cards("9♠")), T0)
+    return apply(game, Play(2, cards("9♥ 3♠")), T0)[0]
+
+
+# --- the catalogues ----------------------------------------------------------------------------
+
+
+def test_every_language_has_exactly_the_keys_and_placeholders_of_english() -> None:
+    english = entries("en")
+    assert set(CATALOGUES) >= {"en", "ar"}
+    for lang in CATALOGUES:
+        catalogue = entries(lang)
+        assert catalogue.keys() == english.keys(), lang
+        for key, value in catalogue.items():
+            wanted = set().union(*(fields_of(f) for f in forms(english[key])))
+            # A plural form may leave {n} out ("بطاقة واحدة" says one card without a digit).
+            plural = isinstance(value, dict) or isinstance(english[key], dict)
+            optional = {"n"} if plural else set()
+            for form in forms(value):
+                assert wanted - optional <= fields_of(form) <= wanted, (lang, key, form)
+
+
+def test_each_catalogue_names_its_plural_rule_and_uses_only_its_categories() -> None:
+    for lang, raw in CATALOGUES.items():
+        rule = raw["_plural"]
+        assert rule in text.PLURAL_RULES
+        assert raw.get("_dir", "ltr") in ("ltr", "rtl")
+        categories = text.PLURAL_RULES[rule][1]
+        for key, value in entries(lang).items():
+            if isinstance(value, dict):
+                assert "other" in value and set(value) <= categories, (lang, key)
+
+
+@pytest.mark.parametrize(
+    ("n", "category"),
+    [
+        (0, "zero"),
+        (1, "one"),
+        (2, "two"),
+        (3, "few"),
+        (10, "few"),
+        (11, "many"),
+        (45, "many"),
+        (99, "many"),
+        (100, "other"),
+        (102, "other"),
+        (103, "few"),
+        (111, "many"),
+    ],
+)
+def test_arabic_plural_categories_follow_cldr(n: int, category: str) -> None:
+    assert text.PLURAL_RULES["ar"][0](n) == category
+
+
+def test_plurals_pick_the_form_for_n_and_fall_back_to_other() -> None:
+    assert plain(tn("en", "hand_title", 1)) == "Your hand · 1 card"
+    assert plain(tn("en", "hand_title", 0)) == "Your hand · 0 cards"
+    assert plain(tn("ar", "hand_title", 1)) == "يدك · بطاقة واحدة"
+    assert plain(tn("ar", "hand_title", 2)) == "يدك · بطاقتان"
+    assert plain(tn("ar", "hand_title", 9)) == "يدك · 9 بطاقات"
+    assert plain(tn("ar", "hand_title", 11)) == "يدك · 11 بطاقة"  # no "many" form: "other"
+    assert plain(tn("ar", "title_running", 4)) == "Menteur · 4 لاعبين"
+
+
+def test_supported_languages_are_english_first_then_one_per_catalogue_file() -> None:
+    assert SUPPORTED == ("en", "ar")
+    assert set(SUPPORTED) == set(CATALOGUES)
+
+
+@pytest.mark.parametrize(
+    ("code", "lang"),
+    [
+        ("ar", "ar"),
+        ("ar-EG", "ar"),
+        ("AR_sa", "ar"),
+        ("en-US", "en"),
+        ("en", "en"),
+        (None, "en"),
+        ("", "en"),
+        ("fr", "en"),
+        ("zh-hans", "en"),
+    ],
+)
+def test_telegram_language_codes_map_to_a_supported_language(code: str | None, lang: str) -> None:
+    assert language_of(code) == lang
+
+
+def test_an_unsupported_language_speaks_english() -> None:
+    assert t("fr", "btn_liar") == t("en", "btn_liar") == "Liar!"
+
+
+def test_the_command_menu_describes_every_command_in_every_language() -> None:
+    wanted = [
+        "newgame",
+        "join",
+        "leave",
+        "forfeit",
+        "stop",
+        "hand",
+        "table",
+        "rules",
+        "language",
+        "help",
+        "addbot",
+    ]
+    for lang in SUPPORTED:
+        menu = text.commands(lang)
+        assert [name for name, _ in menu] == wanted
+        for _, description in menu:
+            assert 0 < len(description) <= 256
+            assert not set(description) & {FSI, PDI, RLM}
+
+
+# --- the glossary's words ------------------------------------------------------------------------
+
+# The user's own words (shared/seeds/glossary.*.txt), exactly as written there; the call is
+# the glossary's example with its number and rank as placeholders.
+GLOSSARY = {
+    "en": {
+        "Call": "Called: {n} × {rank}",
+        "Bullet": "bullet",
+        "Final ranking": "Final ranking",
+        "Challenge": "Challenge",
+        "Final play": "Final play",
+        "Let it stand": "Let it stand",
+        "Lie": "Lie",
+        "Liar!": "Liar!",
+        "Play": "Play",
+        "Pick up": "Pick up",
+        "Expected rank": "Expected rank",
+        "Pile": "Pile",
+    },
+    "ar": {
+        "إعلان": "أُعلن: {n} × {rank}",
+        "طلقة": "طلقة",
+        "الترتيب النهائي": "الترتيب النهائي",
+        "اعتراض": "اعتراض",
+        "البطاقات الأخيرة": "البطاقات الأخيرة",
+        "ترك الأمر": "ترك الأمر",
+        "كذبة": "كذبة",
+        "كاذب!": "كاذب!",
+        "وضع البطاقات": "وضع البطاقات",
+        "التقاط البطاقات": "التقاط البطاقات",
+        "الرتبة المطلوبة": "الرتبة المطلوبة",
+        "البطاقات في الوسط": "البطاقات في الوسط",
+    },
+}
+RUNNING_TEXT = {"en": ("picks up", "bullets", "Called: 2 × R"), "ar": ()}
+SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
+
+
+@pytest.mark.parametrize("lang", ["en", "ar"])
+def test_every_glossary_term_appears_verbatim_in_its_catalogue(lang: str) -> None:
+    everything = "\n".join(f for value in entries(lang).values() for f in forms(value))
+    for term in (*GLOSSARY[lang], *GLOSSARY[lang].values(), *RUNNING_TEXT[lang]):
+        assert term in everything, term
+
+
+@pytest.mark.parametrize("lang", ["en", "ar"])
+def test_the_screens_name_things_with_the_glossary_words(lang: str) -> None:
+    # The two glossaries list their terms in the same order: English term -> this language's.
+    en = dict(zip(GLOSSARY["en"], GLOSSARY[lang], strict=True))
+    assert entries(lang)["call"] == GLOSSARY[lang][en["Call"]]
+    assert plain(t(lang, "btn_liar")) == en["Liar!"]
+    assert plain(t(lang, "btn_stand")) == en["Let it stand"]
+    assert plain(t(lang, "final_ranking")) == en["Final ranking"]
+    assert plain(t(lang, "challenge_title")) == en["Challenge"]
+    assert plain(t(lang, "final_title")) == en["Final play"]
+    status = plain(tn(lang, "status", 12, rank="7"))
+    assert status.startswith(en["Expected rank"] + ": 7") and en["Pile"] in status
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason="the shared glossary files are not here")
+@pytest.mark.parametrize("lang", ["en", "ar"])
+def test_the_terms_above_are_the_glossary_files_own(lang: str) -> None:
+    glossary = (SEEDS / f"glossary.{lang}.txt").read_text(encoding="utf-8")
+    headings = [line.split(":")[0] for line in glossary.splitlines() if ": " in line]
+    terms = [h for h in headings if len(h) < 25]
+    assert terms == list(GLOSSARY[lang])
+    example = GLOSSARY[lang][terms[0]].format(n=2, rank="R")
+    assert example in glossary
+
+
+SITE_WORDS = {"en": ("pearl", "leaderboard", "experience"), "ar": ("لآلئ", "لوحة الصدارة", "خبرة")}
+
+
+@pytest.mark.parametrize("lang", ["en", "ar"])
+def test_the_site_words_appear_only_to_say_a_game_earns_none(lang: str) -> None:
+    for key, value in entries(lang).items():
+        for form in forms(value):
+            found = [w for w in SITE_WORDS[lang] if w in form.lower()]
+            assert found == ([] if key != "rules" else list(SITE_WORDS[lang])), key
+
+
+def test_rank_letters_and_digits_stay_latin_in_arabic() -> None:
+    called = t("ar", "call", n=2, rank="R")
+    assert called == RLM + "أُعلن: " + FSI + "2 × R" + PDI
+    assert plain(called) == "أُعلن: 2 × R"
+    assert plain(t("ar", "btn_play", n=3, rank="V")).endswith("3 × V")
+
+
+# --- right to left ----------------------------------------------------------------------------
+
+
+def test_isolate_makes_a_name_one_unit_and_strips_its_direction_controls() -> None:
+    assert isolate("Ann") == FSI + "Ann" + PDI
+    assert isolate("شهد") == FSI + "شهد" + PDI
+    assert isolate("\u202eevil\u2069\u200f") == FSI + "evil" + PDI
+
+
+def test_values_joined_by_times_form_one_isolated_chunk_and_names_are_isolated() -> None:
+    assert t("en", "call", n=2, rank="R") == "Called: " + FSI + "2 × R" + PDI
+    line = t("en", "call_by", n=2, rank="6", name="شهد")
+    assert line == f"Called: {FSI}2 × 6{PDI} ({FSI}شهد{PDI})"
+
+
+def test_every_arabic_text_starts_each_line_with_rlm_and_english_has_none() -> None:
+    for key, value in entries("ar").items():
+        values: dict[str, object] = {f: "Ann" for form in forms(value) for f in fields_of(form)}
+        values["n"] = 2
+        for lang in ("ar", "en"):
+            shown = t(lang, key, **values)
+            for line in shown.split("\n"):
+                assert line.startswith(RLM) == (lang == "ar"), (lang, key)
+
+
+# --- the table ---------------------------------------------------------------------------------
+
+
+def test_the_lobby_lists_players_in_join_order_and_offers_start_from_two_players() -> None:
+    alone = render.table(lobby(1), CHAT, GAME_NO, "en", T0)
+    assert [p.kind for _, p in buttons(alone)] == [Kind.JOIN, Kind.LEAVE]
+    three = render.table(lobby(3), CHAT, GAME_NO, "en", T0, note=t("en", "note_joined", name="Bob"))
+    assert [(label, p) for label, p in buttons(three)] == [
+        ("Join", Press(Kind.JOIN, CHAT, GAME_NO)),
+        ("Leave", Press(Kind.LEAVE, CHAT, GAME_NO)),
+        ("Start", Press(Kind.START, CHAT, GAME_NO)),
+    ]
+    shown = lines_of(three)
+    assert shown[0] == "Menteur · new game"
+    assert "2–8 players" in shown[1]
+    assert shown[3:7] == ["3 players at the table:", "1. Ann", "2. شهد", "3. Bob"]
+    assert shown[-1] == "Bob joined."
+    assert "Nobody" in render.table(open_table(1, T0), CHAT, GAME_NO, "en", T0).text
+
+
+def test_the_running_table_shows_the_call_counts_bullets_and_who_plays() -> None:
+    game = lie_on_the_pile()
+    screen = render.table(game, CHAT, GAME_NO, "en", T0)
+    assert lines_of(screen) == [
+        "Menteur · 4 players",
+        "Expected rank: 10 · Pile: 3 cards",
+        "Called: 2 × 9 (Bob)",
+        "",
+        "\u2003 Ann · 2 cards · bullets ●●●",
+        "\u2003 Bob · 1 card · bullets ●●●",
+        "▶ Chloé · 2 cards · bullets ●●●",
+        "\u2003 Driss · 44 cards · bullets ●●○",
+    ]
+    assert buttons(screen) == [("Liar!", Press(Kind.SHOUT, CHAT, GAME_NO, 2))]
+
+
+def test_the_arabic_table_says_the_same_right_to_left() -> None:
+    screen = render.table(lie_on_the_pile(), CHAT, GAME_NO, "ar", T0)
+    shown = lines_of(screen)
+    assert shown[:3] == [
+        "Menteur · 4 لاعبين",
+        "الرتبة المطلوبة: 10 · البطاقات في الوسط: 3",
+        "أُعلن: 2 × 9 (Bob)",
+    ]
+    assert "◀ Chloé · بطاقتان · طلقات ●●●" in shown
+    assert all(line.startswith(RLM) for line in screen.text.split("\n"))
+    for name in ("Ann", "Bob", "Chloé", "Driss"):
+        assert isolate(name) in screen.text
+    assert buttons(screen) == [("كاذب!", Press(Kind.SHOUT, CHAT, GAME_NO, 2))]
+
+
+def test_liar_leaves_the_table_when_no_shout_is_possible() -> None:
+    start = apply(lobby(3), Start(1, 5), T0)[0]
+    assert render.table(start, CHAT, GAME_NO, "en", T0).buttons == ()
+    challenged, _ = apply(lie_on_the_pile(), Shout(4, 2), T0)
+    assert render.table(challenged, CHAT, GAME_NO, "en", T0).buttons == ()
+    assert "Called:" not in render.table(challenged, CHAT, GAME_NO, "en", T0).text
+
+
+def test_a_final_play_shows_who_decides_the_seconds_left_and_let_it_stand() -> None:
+    game = final_play()
+    screen = render.table(game, CHAT, GAME_NO, "en", T0 + 10)
+    assert lines_of(screen)[-1] == (
+        "Final play by Ann: Bob decides within 35 seconds — Liar! or Let it stand."
+    )
+    assert buttons(screen) == [
+        ("Liar!", Press(Kind.SHOUT, CHAT, GAME_NO, 1)),
+        ("Let it stand", Press(Kind.STAND, CHAT, GAME_NO, 1)),
+    ]
+
+
+def test_a_forfeited_seat_is_marked_as_gone() -> None:
+    game, _ = apply(lie_on_the_pile(), Forfeit(4), T0)
+    assert "\u2003 Driss · left the game" in lines_of(render.table(game, CHAT, GAME_NO, "en", T0))
+
+
+def test_the_end_shows_the_winner_and_the_final_ranking_with_cards_left() -> None:
+    game, _ = apply(final_play(), LetItStand(2, 1), T0 + 5)
+    screen = render.table(game, CHAT, GAME_NO, "en", T0 + 5)
+    assert screen.buttons == ()
+    assert lines_of(screen) == [
+        "Menteur · game over",
+        "Ann wins.",
+        "",
+        "Final ranking",
+        "1. Ann · 0 cards",
+        "2. Bob · 2 cards",
+        "3. Chloé · 2 cards",
+        "4. Driss · 46 cards",
+    ]
+
+
+def test_a_stopped_game_says_there_is_no_winner() -> None:
+    game, events = apply(lie_on_the_pile(), Stop(1), T0)
+    screen = render.table(game, CHAT, GAME_NO, "en", T0, render.note(events, game, "en"))
+    assert screen.buttons == ()
+    assert lines_of(screen) == [
+        "Menteur · stopped — no winner",
+        "",
+        "Ann stopped the game: no winner.",
+    ]
+
+
+# --- the private hand ---------------------------------------------------------------------------
+
+
+def test_the_hand_shows_its_owners_cards_sorted_by_rank_in_rows_of_six() -> None:
+    game = dealt("R♠ A♥ 7♦ 7♣ 9♠ 10♥ V♦ D♣ 3♥", "2♠", rank="7")
+    screen = render.hand(game, 1, CHAT, GAME_NO, "en", T0, selection=cards("7♦ 7♣"))
+    labels = [[plain(b.text) for b in row] for row in screen.buttons]
+    assert labels == [
+        ["A♥", "3♥", "✓7♦", "✓7♣", "9♠", "10♥"],
+        ["V♦", "D♣", "R♠"],
+        ["Play 2 × 7"],
+    ]
+    assert lines_of(screen) == [
+        "Your hand · 9 cards",
+        "Your turn: play 1 to 4 cards under 7.",
+        "Tap cards to select them, then Play.",
+    ]
+    assert buttons(screen)[-1][1] == Press(Kind.PLAY, CHAT, GAME_NO, 0, cards=cards("7♦ 7♣"))
+    seven = buttons(screen)[2][1]
+    assert seven == Press(
+        Kind.TOGGLE, CHAT, GAME_NO, 0, cards=cards("7♣"), hand=game.hands[0], rank=6
+    )
+
+
+@pytest.mark.parametrize("picked", ["", "A♥ 3♥ 7♦ 7♣ 9♠"])
+def test_play_appears_only_with_one_to_four_cards_selected(picked: str) -> None:
+    game = dealt("A♥ 3♥ 7♦ 7♣ 9♠", "2♠", rank="7")
+    screen = render.hand(game, 1, CHAT, GAME_NO, "en", T0, selection=cards(picked))
+    assert all(p.kind is Kind.TOGGLE for _, p in buttons(screen))
+
+
+def test_off_turn_the_hand_shows_without_play_and_the_same_words_whoever_plays() -> None:
+    game = dealt("A♥ 3♥", "2♠ 5♦", "6♣", rank="7", rest_to=0)
+    screen = render.hand(game, 2, CHAT, GAME_NO, "en", T0, selection=cards("2♠"))
+    assert [label for label, _ in buttons(screen)] == ["✓2♠", "5♦"]
+    assert all(p.rank == NO_RANK and not p.shout for _, p in buttons(screen))
+    assert lines_of(screen) == [
+        "Your hand · 2 cards",
+        "Not your turn. Liar! is on the table message in the group.",
+    ]
+    # Another player's move leaves this hand's screen as it was: no edit is needed.
+    later, _ = apply(game, Play(1, cards("A♥")), T0)
+    assert render.hand(later, 3, CHAT, GAME_NO, "en", T0) == render.hand(
+        game, 3, CHAT, GAME_NO, "en", T0
+    )
+
+
+def test_the_next_player_can_shout_liar_from_their_hand_and_only_they() -> None:
+    game = lie_on_the_pile()
+    next_player = render.hand(game, 3, CHAT, GAME_NO, "en", T0)
+    assert buttons(next_player)[-1] == ("Liar!", Press(Kind.SHOUT, CHAT, GAME_NO, 2))
+    assert "Or shout Liar! at Bob's play: Called: 2 × 9." in lines_of(next_player)
+    assert all(p.shout for _, p in buttons(next_player) if p.kind is Kind.TOGGLE)
+    other = render.hand(game, 4, CHAT, GAME_NO, "en", T0)
+    assert all(p.kind is Kind.TOGGLE for _, p in buttons(other))
+    assert "Not your turn. Liar! is on the table message in the group." in lines_of(other)
+
+
+def test_a_51_card_hand_fits_telegram_keyboard_limits() -> None:
+    game = dealt("", "A♠", rest_to=0)
+    assert count(game.hands[0]) == 51
+    picked = cards("2♠ 2♥ 2♦ 2♣")
+    screen = render.hand(game, 1, CHAT, 36**5, "ar", T0, selection=picked)
+    check_keyboard(screen)
+    assert len(screen.buttons) == 10
+    assert sum(p.kind is Kind.TOGGLE for _, p in buttons(screen)) == 51
+
+
+def test_the_decider_is_sent_to_the_group_and_the_final_player_waits() -> None:
+    game = final_play()
+    decider = render.hand(game, 2, CHAT, GAME_NO, "en", T0 + 1)
+    assert lines_of(decider)[1] == (
+        "Ann made a final play: Liar! or Let it stand in the group, within 44 seconds."
+    )
+    assert all(p.kind is Kind.TOGGLE and p.rank == NO_RANK for _, p in buttons(decider))
+    ann = render.hand(game, 1, CHAT, GAME_NO, "en", T0 + 1)
+    assert lines_of(ann) == ["Your hand · 0 cards", "You made a final play: Bob decides."]
+    assert ann.buttons == ()
+
+
+def test_after_the_end_or_a_forfeit_the_hand_is_text_only() -> None:
+    over, _ = apply(final_play(), LetItStand(2, 1), T0)
+    screen = render.hand(over, 3, CHAT, GAME_NO, "en", T0)
+    assert screen.buttons == ()
+    assert lines_of(screen) == ["Your hand · 2 cards", "Game over: Ann wins."]
+    gone, _ = apply(lie_on_the_pile(), Forfeit(4), T0)
+    assert render.hand(gone, 4, CHAT, GAME_NO, "en", T0) == Screen(t("en", "hand_out"))
+    outsider = render.hand(gone, 99, CHAT, GAME_NO, "en", T0)
+    assert outsider == Screen(t("en", "hand_not_seated"))
+
+
+def test_hand_buttons_rebuilds_from_a_toggle_exactly_what_hand_draws() -> None:
+    for game, player in ((lie_on_the_pile(), 3), (lie_on_the_pile(), 4), (final_play(), 2)):
+        for lang in SUPPORTED:
+            first = render.hand(game, player, CHAT, GAME_NO, lang, T0, selection=cards("5♠"))
+            for _, press in buttons(first):
+                if press.kind is Kind.TOGGLE:
+                    again = render.hand(game, player, CHAT, GAME_NO, lang, T0, press.cards)
+                    assert render.hand_buttons(press, lang) == again.buttons
+
+
+def test_hand_buttons_ignores_selected_cards_that_are_not_in_the_hand() -> None:
+    held = cards("A♥ 3♥ 7♦")
+    press = Press(Kind.TOGGLE, CHAT, GAME_NO, 3, cards=cards("3♥ R♠"), hand=held, rank=0)
+    assert render.hand_buttons(press, "en") == render.hand_buttons(
+        dataclasses.replace(press, cards=cards("3♥")), "en"
+    )
+
+
+# --- moments -------------------------------------------------------------------------------------
+
+
+def test_a_challenge_shows_the_turned_over_cards_the_verdict_and_who_plays_next() -> None:
+    game, events = apply(lie_on_the_pile(), Shout(4, 2), T0)
+    (screen,) = render.moments(events, game, CHAT, GAME_NO, "en", T0)
+    assert lines_of(screen) == [
+        "Challenge",
+        "Driss: Liar!  →  Bob's play, “Called: 2 × 9”",
+        "Turned over: 3♠ 9♥",
+        "A lie. Bob picks up 3 cards.",
+        "Driss gets the bullet back and plays next: 9.",
+    ]
+    assert screen.buttons == ()
+    (arabic,) = render.moments(events, game, CHAT, GAME_NO, "ar", T0)
+    assert lines_of(arabic)[2:4] == [
+        "البطاقات المكشوفة: 3♠ 9♥",
+        "كذبة! على Bob التقاط البطاقات: 3 بطاقات.",
+    ]
+    assert isolate("3♠ 9♥") in arabic.text
+
+
+def test_a_true_play_challenged_costs_the_accuser_the_pile_and_the_bullet() -> None:
+    game = dealt("A♠ 2♠", "3♠ 4♠", "5♠ 6♠", rank="3")
+    game, _ = apply(game, Play(1, cards("2♠")), T0)
+    game, _ = apply(game, Play(2, cards("4♠")), T0)
+    game, events = apply(game, Shout(3, 2), T0)
+    (screen,) = render.moments(events, game, CHAT, GAME_NO, "en", T0)
+    assert lines_of(screen)[3:] == [
+        "Not a lie. Chloé picks up 2 cards.",
+        "Chloé loses the bullet.",
+        "Bob plays next: 4.",
+    ]
+
+
+def test_a_forfeiters_exposed_lie_is_set_aside() -> None:
+    game, _ = apply(lie_on_the_pile(), Forfeit(2), T0)
+    game, events = apply(game, Shout(4, 2), T0)
+    (screen,) = render.moments(events, game, CHAT, GAME_NO, "en", T0)
+    assert "A lie. Bob has left the game: the 3 cards of the pile are set aside." in lines_of(
+        screen
+    )
+    assert render.note(events, game, "en") == t(
+        "en", "note_challenge_aside", accuser="Driss", loser="Bob", n=3
+    )
+
+
+def test_a_challenge_that_ends_the_game_names_nobody_to_play_next_then_the_end() -> None:
+    game, events = apply(final_play(truth=True), Shout(4, 1), T0 + 3)
+    challenge, end = render.moments(events, game, CHAT, GAME_NO, "en", T0 + 3)
+    assert lines_of(challenge)[-1] == "Driss loses the bullet."
+    assert "plays next" not in challenge.text
+    assert lines_of(end)[:2] == ["Ann wins!", "A challenge showed the final play was true."]
+
+
+def test_a_final_play_moment_offers_liar_and_let_it_stand_for_that_play() -> None:
+    game = dealt("5♠ 5♥", "3♠ 4♠", "6♠ 7♠", "8♠", rank="5")
+    game, events = apply(game, Play(1, cards("5♠ 5♥")), T0)
+    (screen,) = render.moments(events, game, CHAT, GAME_NO, "en", T0)
+    assert lines_of(screen) == [
+        "Final play",
+        "Ann emptied their hand: Called: 2 × 5.",
+        "Bob decides within 45 seconds: Liar! or Let it stand.",
+        "Anyone else with a bullet may still shout Liar!",
+    ]
+    assert buttons(screen) == [
+        ("Liar!", Press(Kind.SHOUT, CHAT, GAME_NO, 1)),
+        ("Let it stand", Press(Kind.STAND, CHAT, GAME_NO, 1)),
+    ]
+    assert render.note(events, game, "en") == t("en", "note_final", player="Ann", n=2, rank="5")
+
+
+def test_a_passed_decision_gets_its_own_message_with_a_fresh_45_seconds() -> None:
+    game, events = apply(final_play(), Forfeit(2), T0 + 20)
+    (screen,) = render.moments(events, game, CHAT, GAME_NO, "en", T0 + 20)
+    assert lines_of(screen)[1:] == [
+        "The player who was to decide left: Chloé now decides on Ann's final play.",
+        "Chloé decides within 45 seconds: Liar! or Let it stand.",
+    ]
+    assert [p for _, p in buttons(screen)] == [
+        Press(Kind.SHOUT, CHAT, GAME_NO, 1),
+        Press(Kind.STAND, CHAT, GAME_NO, 1),
+    ]
+
+
+def two_left() -> Game:
+    return apply(lie_on_the_pile(), Forfeit(1), T0)[0]
+
+
+@pytest.mark.parametrize(
+    ("game", "move", "how"),
+    [
+        (final_play(), LetItStand(2, 1), "Bob let it stand."),
+        (final_play(), Timeout(1), "No decision within 45 seconds: the table let it stand."),
+        (final_play(), Shout(3, 1), "A challenge showed the final play was true."),
+        (apply(two_left(), Forfeit(2), T0)[0], Forfeit(3), "Every other player left the game."),
+    ],
+)
+def test_the_end_says_who_won_how_and_the_final_ranking(game: Game, move: Move, how: str) -> None:
+    now = T0 + (DECISION_SECONDS if isinstance(move, Timeout) else 1)
+    game, events = apply(game, move, now)
+    end = render.moments(events, game, CHAT, GAME_NO, "en", now)[-1]
+    winner = game.names[game.winner]
+    assert lines_of(end)[:4] == [f"{winner} wins!", how, "", "Final ranking"]
+    assert len(lines_of(end)) == 4 + len(game.ids)
+    assert lines_of(end)[4] == f"1. {winner} · {count(game.hands[game.winner])} cards"
+    assert plain(render.note(events, game, "en") or "") == how
+
+
+def test_forfeited_players_rank_last_as_gone() -> None:
+    game, _ = apply(two_left(), Forfeit(2), T0)
+    game, events = apply(game, Forfeit(3), T0)
+    end = render.moments(events, game, CHAT, GAME_NO, "en", T0)[-1]
+    assert lines_of(end)[-5:] == [
+        "Final ranking",
+        "1. Driss · 44 cards",
+        "2. Chloé · left the game",
+        "3. Bob · left the game",
+        "4. Ann · left the game",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("move", "said"),
+    [(Stop(1), "Ann stopped the game: no winner."), (Expire(60), "after a long time")],
+)
+def test_a_stopped_game_says_by_whom_or_for_idleness(move: Move, said: str) -> None:
+    game, events = apply(lie_on_the_pile(), move, T0 + 3600)
+    (screen,) = render.moments(events, game, CHAT, GAME_NO, "en", T0 + 3600)
+    assert lines_of(screen)[0] == "Menteur · stopped — no winner"
+    assert said in lines_of(screen)[1]
+
+
+def test_calls_joins_starts_and_passed_turns_make_no_new_message() -> None:
+    game, joined = apply(lobby(2), Join(3, "Bob"), T0)
+    game, started = apply(game, Start(1, 3), T0)
+    player = game.ids[0]
+    game, called = apply(game, Play(player, 1 << next(cards_in(game.hands[0]))), T0)
+    game, passed = apply(game, Forfeit(game.ids[1]), T0)
+    for events in (joined, started, called, passed):
+        assert render.moments(events, game, CHAT, GAME_NO, "en", T0) == []
+
+
+# --- the table's note -----------------------------------------------------------------------------
+
+
+def test_the_note_tells_the_most_telling_event_of_a_move() -> None:
+    game, events = apply(lobby(2), Join(3, "Bob"), T0)
+    assert render.note(events, game, "en") == t("en", "note_joined", name="Bob")
+    game = dealt("A♠ 2♠", "3♠ 4♠", "5♠")
+    game, events = apply(game, Play(1, cards("A♠")), T0)
+    assert plain(render.note(events, game, "en") or "") == "Ann: Called: 1 × A"
+    game, events = apply(lie_on_the_pile(), Shout(4, 2), T0)
+    assert plain(render.note(events, game, "en") or "") == (
+        "Driss: Liar! — a lie, Bob picks up 3 cards"
+    )
+    game, events = apply(lie_on_the_pile(), Forfeit(3), T0)  # Chloé was to play: turn passes
+    assert [type(e) for e in events] == [ev.Forfeited, ev.TurnPassed]
+    assert plain(render.note(events, game, "en") or "") == "Chloé left the game (forfeit)."
+    assert render.note([], game, "en") is None
+
+
+# --- refusals ----------------------------------------------------------------------------------
+
+
+def test_refusals_say_what_ui_md_says() -> None:
+    game = final_play()
+
+    def said(code: Code, player: int | None = None) -> str:
+        return plain(render.refusal(IllegalMove(code, player), game, "en"))
+
+    assert said(Code.NOT_YOUR_TURN, 2) == "Not your turn — Bob plays."
+    assert said(Code.NO_BULLETS) == "No bullets left."
+    assert said(Code.ALREADY_CHALLENGED, 4) == "Too late: Driss shouted first."
+    assert said(Code.NEXT_PLAYER_PLAYED) == "Too late: the next player has already played."
+    assert said(Code.NOT_A_PLAYER) == "You are not at this table."
+    assert said(Code.STALE) == "That button is from an earlier turn."
+    assert said(Code.CARD_COUNT) == "Pick 1 to 4 cards."
+    assert said(Code.DEADLINE_PASSED) == "Too late: the 45 seconds are over."
+    assert said(Code.NOT_DECIDER, 2) == "Only Bob can let it stand."
+    assert said(Code.FINAL_PLAY_PENDING) == "Wait: Bob must decide on the final play first."
+    assert plain(render.refusal(IllegalMove(Code.NOT_YOUR_TURN, 2), None, "en")) == (
+        "Not your turn."
+    )
+
+
+@pytest.mark.parametrize("lang", ["en", "ar"])
+@pytest.mark.parametrize("code", list(Code))
+def test_every_code_has_a_short_refusal_in_every_language(lang: str, code: Code) -> None:
+    long_names = tuple(("ب" if i % 2 else "W") * 64 for i in range(4))
+    game = dataclasses.replace(final_play(), names=long_names)
+    for who in (None, 1, 2, 99):
+        said = render.refusal(MenteurError(code, who), game, lang)
+        assert 0 < len(said) <= 200
+        assert said.startswith(RLM) == (lang == "ar")
+        assert plain(said) != code.value
+
+
+# --- properties: whole games, every screen, both languages ------------------------------------
+
+
+def walk(players: int, seed: int, steps: int) -> Iterator[tuple[Game, list[ev.Event], float]]:
+    """A game between computer players, with forfeits and a stop now and then: each state
+    after a move, with the move's events."""
+    rng = random.Random(seed)
+    now = T0
+    game = open_table(1, now)
+    for p in range(1, players + 1):
+        game, events = apply(game, Join(p, NAMES[p - 1]), now)
+        yield game, events, now
+    game, events = apply(game, Start(1, seed), now)
+    yield game, events, now
+    for _ in range(steps):
+        if game.phase is Phase.OVER:
+            return
+        now += 1
+        roll = rng.random()
+        move: Move | None = None
+        if roll < 0.01:
+            move = Stop(1)
+        elif roll < 0.04:
+            move = Forfeit(rng.choice([game.ids[s] for s in game.active_seats()]))
+        else:
+            for player in rng.sample(game.ids, len(game.ids)):
+                move = strategy.choose(view(game, player, now), rng)
+                if move is not None:
+                    break
+        if move is None:
+            now += DECISION_SECONDS
+            game, events = settle(game, now)
+        else:
+            game, events = apply(game, move, now)
+        yield game, events, now
+
+
+def check_group_screen(screen: Screen, game: Game, lang: str) -> None:
+    assert not SUIT.search(screen.text), "a group screen shows no card"
+    check_keyboard(screen)
+    assert all(p.kind in GROUP_KINDS for _, p in buttons(screen))
+    assert all(p.chat == CHAT and p.game == GAME_NO for _, p in buttons(screen))
+    check_direction(screen.text, lang)
+
+
+def check_direction(shown: str, lang: str) -> None:
+    for line in shown.split("\n"):
+        assert line.startswith(RLM) == (lang == "ar"), line
+
+
+@given(players=st.integers(2, 8), seed=st.integers(0, 2**32))
+@settings(max_examples=25, deadline=None)
+def test_the_group_never_sees_a_hand_and_a_hand_shows_only_its_owners_cards(
+    players: int, seed: int
+) -> None:
+    for game, events, now in walk(players, seed, steps=150):
+        for lang in SUPPORTED:
+            note = render.note(events, game, lang)
+            if note is not None:
+                assert "\n" not in note and not SUIT.search(note)
+            table = render.table(game, CHAT, GAME_NO, lang, now, note)
+            check_group_screen(table, game, lang)
+            if game.phase is not Phase.OVER:
+                for name in game.names:
+                    assert isolate(name) in table.text
+            challenges = [e for e in events if isinstance(e, ev.Challenged)]
+            for moment in render.moments(events, game, CHAT, GAME_NO, lang, now):
+                shown = set(CARD.findall(moment.text))
+                if shown:  # only a challenge turns cards over, and only its play's
+                    (challenge,) = challenges
+                    assert shown == {card_name(c) for c in cards_in(challenge.cards)}
+                rest = dataclasses.replace(moment, text=CARD.sub("", moment.text))
+                check_group_screen(rest, game, lang)
+            for seat, player in enumerate(game.ids):
+                check_hand(game, seat, player, lang, now)
+
+
+def check_hand(game: Game, seat: int, player: int, lang: str, now: float) -> None:
+    held = game.hands[seat] if game.hands else 0
+    selection = held & -held  # the lowest card selected
+    screen = render.hand(game, player, CHAT, GAME_NO, lang, now, selection)
+    assert not SUIT.search(screen.text)
+    check_keyboard(screen)
+    check_direction(screen.text, lang)
+    pressed = buttons(screen)
+    toggles = [(label, p) for label, p in pressed if p.kind is Kind.TOGGLE]
+    shown = {label.removeprefix("✓") for label, _ in toggles}
+    if toggles:
+        assert shown == {card_name(c) for c in cards_in(held)}, "the owner's cards, all of them"
+        assert all(p.hand == held for _, p in toggles)
+        _, press = toggles[-1]
+        again = render.hand(game, player, CHAT, GAME_NO, lang, now, press.cards)
+        assert render.hand_buttons(press, lang) == again.buttons
+    else:
+        assert game.phase in (Phase.LOBBY, Phase.OVER) or seat in game.out or held == 0
+    if game.phase is Phase.OVER or seat in game.out:
+        assert screen.buttons == ()
