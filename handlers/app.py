@@ -146,7 +146,9 @@ class MenteurBot:
             update = Update.de_json(data, self.bot)
         except Exception:  # anything Telegram's library cannot read is not an update of ours
             return Outcome("ignored", "ignored:malformed")
-        if update is None or not isinstance(update.update_id, int):
+        # Bug fix: PTB does not check field types, and a chat id sent as a string reached the
+        # store as another key (or raised after the move was committed: a 500 for good).
+        if update is None or not _well_typed(update):
             return Outcome("ignored", "ignored:malformed")
         if update.callback_query is not None:
             return await self._press(update.update_id, update.callback_query)
@@ -632,16 +634,26 @@ class MenteurBot:
         """Players whose private hand screen differs after the move: only those are edited."""
         game = record.game
         assert game is not None
-        if before is None or before.phase is Phase.LOBBY:
-            return {p for p in game.ids if p > 0}
+        humans = {p for p in game.ids if p > 0}
+        if before is None or before.phase is Phase.LOBBY or game.phase is Phase.OVER:
+            return humans
+        # A hand's screen shows the hand, and whether its owner plays, decides, or made the
+        # final play: only those players can see a change, so only they are drawn twice.
+        touched = {
+            game.ids[s]
+            for s, (a, b) in enumerate(zip(before.hands, game.hands, strict=True))
+            if a != b
+        }
+        touched |= {p for p in (before.awaited, game.awaited) if p is not None}
+        touched |= {g.ids[g.last.seat] for g in (before, game) if g.last is not None}
+        touched |= {game.ids[s] for s in game.out if s not in before.out}
         changed = set()
-        for player in game.ids:
-            if player > 0:
-                lang = record.lang_of(player)
-                old = render.hand(before, player, record.chat, record.game_no, lang, now)
-                new = render.hand(game, player, record.chat, record.game_no, lang, now)
-                if old != new:
-                    changed.add(player)
+        for player in touched & humans:
+            lang = record.lang_of(player)
+            old = render.hand(before, player, record.chat, record.game_no, lang, now)
+            new = render.hand(game, player, record.chat, record.game_no, lang, now)
+            if old != new:
+                changed.add(player)
         return changed
 
     def _hand_requests(self, record: Record, players: set[int], now: float) -> list[Request]:
@@ -689,6 +701,39 @@ class MenteurBot:
         for old, new in delivery.migrated.items():
             if old == record.chat:
                 self.store.move(old, new)
+
+
+def _well_typed(update: Update) -> bool:
+    """Whether the fields the bot reads have Telegram's types (python-telegram-bot does not
+    check them): ids are integers of at most 52 bits, texts are strings, a press has a presser."""
+
+    def is_id(value: object) -> bool:
+        return type(value) is int and abs(value) < 1 << 53
+
+    def is_text(value: object, *, optional: bool = True) -> bool:
+        return isinstance(value, str) or (optional and value is None)
+
+    query, message = update.callback_query, update.message
+    if not is_id(update.update_id):
+        return False
+    if query is not None and not (
+        query.from_user is not None and is_text(query.id, optional=False) and is_text(query.data)
+    ):
+        return False
+    if message is not None and not (
+        is_text(message.text)
+        and (message.migrate_to_chat_id is None or is_id(message.migrate_to_chat_id))
+    ):
+        return False
+    users = [x.from_user for x in (query, message) if x is not None and x.from_user is not None]
+    chats = [m for m in (message, query.message if query else None) if m is not None]
+    names_ok = all(is_text(u.first_name, optional=False) and is_text(u.last_name) for u in users)
+    return (
+        names_ok
+        and all(is_id(u.id) and is_text(u.language_code) for u in users)
+        and all(is_id(m.chat.id) and is_id(m.message_id) for m in chats)
+        and all(is_text(m.chat.type, optional=False) and is_text(m.chat.title) for m in chats)
+    )
 
 
 def _from_right_chat(press: Press, origin: int | None, user: int) -> bool:

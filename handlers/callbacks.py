@@ -13,6 +13,7 @@ trusted for authority: every move is checked again by the engine against the sto
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -68,16 +69,31 @@ def _b36(n: int) -> str:
 
 
 def encode(press: Press) -> str:
-    parts = [press.kind.value, _b36(press.chat), _b36(press.game), _b36(press.number)]
-    if press.kind in _CARD_KINDS:
-        parts.append(_b36(press.cards))
-    if press.kind is Kind.TOGGLE:
-        rank = "-" if press.rank == NO_RANK else _b36(press.rank)
-        parts += [_b36(press.hand), rank + ("x" if press.shout else "")]
-    data = ".".join(parts)
+    head, tail = _around_cards(press)
+    data = head + (_b36(press.cards) if press.kind in _CARD_KINDS else "") + tail
     if len(data.encode()) > MAX_BYTES:
         raise ValueError(f"callback data over {MAX_BYTES} bytes: {data}")
     return data
+
+
+def toggles(press: Press) -> Callable[[int], str]:
+    """The data of `press`'s toggles, by the selection each sets: the rest is spelled once
+    (a hand of up to 51 cards is redrawn on every move)."""
+    head, tail = _around_cards(press)
+    if len((head + _b36(_FULL) + tail).encode()) > MAX_BYTES:
+        raise ValueError("callback data over 64 bytes")
+    return lambda cards: head + _b36(cards) + tail
+
+
+def _around_cards(press: Press) -> tuple[str, str]:
+    """The spelling of `press` before and after its cards field."""
+    head = f"{press.kind.value}.{_b36(press.chat)}.{_b36(press.game)}.{_b36(press.number)}"
+    if press.kind not in _CARD_KINDS:
+        return head, ""
+    if press.kind is not Kind.TOGGLE:
+        return head + ".", ""
+    rank = "-" if press.rank == NO_RANK else _b36(press.rank)
+    return head + ".", f".{_b36(press.hand)}.{rank}{'x' if press.shout else ''}"
 
 
 def decode(data: str | None) -> Press:

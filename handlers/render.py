@@ -27,7 +27,7 @@ from engine import (
 )
 from engine import events as ev
 from engine.game import MAX_PLAY
-from handlers.callbacks import NO_RANK, Kind, Press, encode
+from handlers.callbacks import NO_RANK, Kind, Press, encode, toggles
 from handlers.screens import Button, Keyboard, Screen
 from handlers.text import block, t, tn
 
@@ -231,25 +231,18 @@ def _hand_keyboard(
     # Off turn, a toggle needs no play number: leaving it out keeps an idle hand's buttons, and
     # so its message, unchanged by other players' moves.
     toggle_number = number if rank != NO_RANK else 0
-    toggles = [
+    # Every toggle's data differs only in the selection it sets: spell the rest once (the
+    # hand is redrawn for each move, up to 51 cards at a time).
+    spell = toggles(
+        Press(Kind.TOGGLE, chat, game_no, toggle_number, hand=held, rank=rank, shout=shout)
+    )
+    buttons = [
         Button(
-            ("✓" if selection >> card & 1 else "") + card_name(card),
-            encode(
-                Press(
-                    Kind.TOGGLE,
-                    chat,
-                    game_no,
-                    toggle_number,
-                    cards=selection ^ (1 << card),
-                    hand=held,
-                    rank=rank,
-                    shout=shout,
-                )
-            ),
+            ("✓" if selection >> card & 1 else "") + card_name(card), spell(selection ^ 1 << card)
         )
         for card in cards_in(held)
     ]
-    rows = [tuple(toggles[i : i + ROW]) for i in range(0, len(toggles), ROW)]
+    rows = [tuple(buttons[i : i + ROW]) for i in range(0, len(buttons), ROW)]
     actions = []
     chosen = count(selection)
     if rank != NO_RANK and 1 <= chosen <= MAX_PLAY:

@@ -3,6 +3,7 @@ Telegram, an injected clock — and people who press buttons the way Telegram de
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import random
@@ -226,20 +227,24 @@ def card_names(cards: set[int]) -> set[str]:
 
 
 @contextmanager
-def running_bot(seed: int = 7) -> Iterator[Table]:
-    """A bot on moto and a fake Telegram, with the table built from template.yaml."""
-    with FakeTelegram() as tg, mock_aws():
-        client = boto3.client("dynamodb", region_name="us-east-1")
-        create_table(client, "menteur-test")
+def running_bot(seed: int = 7, dynamodb: Any = None) -> Iterator[Table]:
+    """A bot on a fake Telegram, with the table built from template.yaml: on moto, or on the
+    DynamoDB-compatible server `dynamodb` (a boto3 client) when one is given."""
+    with contextlib.ExitStack() as stack:
+        clock = Clock()
+        tg = stack.enter_context(FakeTelegram(clock=clock))
+        if dynamodb is None:
+            stack.enter_context(mock_aws())
+            dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+        create_table(dynamodb, "menteur-test")
         settings = Settings(
             table_name="menteur-test",
             bot_token=TOKEN,
             webhook_secret=SECRET,
             api_base_url=tg.base_url,
         )
-        clock = Clock()
         timers = RecordingTimers()
-        rt = Runtime(settings, store=DynamoStore(client, "menteur-test"), clock=clock)
+        rt = Runtime(settings, store=DynamoStore(dynamodb, "menteur-test"), clock=clock)
         rt.app.timers = timers
         rt.app.rng = random.Random(seed)
         try:

@@ -1,0 +1,130 @@
+"""The timers: the 45-second let-it-stand, computer players, idle games — on an injected clock."""
+
+from __future__ import annotations
+
+import json
+
+import boto3
+
+from engine import Phase
+from handlers import timer
+from handlers.callbacks import Kind
+from handlers.runtime import SqsTimers
+from tests.e2e.harness import GROUP, Person, Table, running_bot
+from tests.e2e.test_game import Watcher, by_id, open_and_start, people, play_to_a_final_play
+
+
+def at_a_final_play(table: Table, players: list[Person]) -> tuple[Person, Person, float]:
+    open_and_start(table, players)
+    finisher = play_to_a_final_play(table, players, Watcher(table, players))
+    game = table.game()
+    assert game.deadline is not None
+    return finisher, by_id(players, game.awaited), game.deadline  # type: ignore[arg-type]
+
+
+def test_a_shout_committed_before_the_deadline_wins_over_the_timer() -> None:
+    players = people("en")
+    with running_bot(seed=3) as table:
+        finisher, decider, deadline = at_a_final_play(table, players)
+        other = next(p for p in players if p not in (finisher, decider))
+        table.clock.advance(deadline - table.clock.now - 0.01)
+        table.press_button(other, table.group_message_with(Kind.STAND), Kind.SHOUT)
+        after_shout = table.record()
+        table.clock.advance(1)
+        table.tick()
+        assert table.record().version == after_shout.version, "the stale timer changed nothing"
+        challenge = table.tg.calls("sendMessage", chat_id=GROUP)[-2:]
+        assert any(other.name in c.params["text"] for c in challenge)
+
+
+def test_a_press_after_the_deadline_is_judged_as_let_stand() -> None:
+    players = people("en")
+    with running_bot(seed=3) as table:
+        finisher, decider, deadline = at_a_final_play(table, players)
+        table.clock.advance(deadline - table.clock.now + 5)  # the timer is late or lost
+        table.press_button(decider, table.group_message_with(Kind.STAND), Kind.SHOUT)
+        game = table.game()
+        assert game.phase is Phase.OVER and game.ids[game.winner] == finisher.id
+        answer = table.tg.calls("answerCallbackQuery")[-1].params.get("text", "")
+        assert answer, "the late shout is refused with a reason"
+
+
+def test_the_timer_message_is_a_45_second_sqs_delay_and_fires_through_the_timer_lambda() -> None:
+    players = people("en")
+    with running_bot(seed=3) as table:
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        queue = sqs.create_queue(QueueName="timers")["QueueUrl"]
+        sent: list[dict[str, object]] = []
+
+        class Spy(SqsTimers):
+            def schedule(self, chat: int, at: float, now: float) -> None:
+                sent.append({"chat": chat, "delay": round(at - now, 3)})
+                super().schedule(chat, at, now)
+
+        table.rt.app.timers = Spy(sqs, queue)
+        finisher, _, deadline = at_a_final_play(table, players)
+        assert sent[-1] == {"chat": GROUP, "delay": 45.0}
+        attributes = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["All"])
+        assert int(attributes["Attributes"]["ApproximateNumberOfMessagesDelayed"]) >= 1
+        table.clock.advance(45)
+        event = {
+            "Records": [
+                {"messageId": "m1", "body": json.dumps({"chat": GROUP, "at": deadline})},
+                {"messageId": "m2", "body": "not json"},  # dropped, not retried forever
+            ]
+        }
+        assert timer.handle(event, table.rt) == {"batchItemFailures": []}
+        game = table.game()
+        assert game.phase is Phase.OVER and game.ids[game.winner] == finisher.id
+        # Announced at the mark: in simulated time, the delay from the deadline is zero.
+        assert table.clock.now - deadline == 0
+
+
+def test_computer_players_move_after_their_delay_through_the_same_path() -> None:
+    ann = Person(101, "Ann")
+    with running_bot(seed=5) as table:
+        table.say(ann, "/newgame")
+        table.join(ann)
+        table.say(ann, "/addbot")
+        table.say(ann, "/addbot")
+        game = table.game()
+        assert len(game.ids) == 3 and sum(p < 0 for p in game.ids) == 2
+        table.press_button(ann, table.group_message_with(Kind.START), Kind.START)
+        steps = 0
+        while table.game().phase is not Phase.OVER and steps < 2000:
+            steps += 1
+            game, record = table.game(), table.record()
+            if game.awaited == ann.id and game.phase is Phase.PLAY:
+                table.play(ann, set(sorted(table.hand(ann))[:1]))
+                continue
+            if game.awaited == ann.id and game.phase is Phase.DECIDE:
+                table.press_button(ann, table.group_message_with(Kind.STAND), Kind.STAND)
+                continue
+            assert record.due is not None
+            version = record.version
+            table.clock.advance(max(0.0, record.due - table.clock.now - 0.5))
+            table.tick()
+            assert table.record().version == version, "a computer waits its delay"
+            table.clock.advance(0.5)
+            table.tick()
+            assert table.record().version == version + 1, "then it acts, once"
+        assert table.game().phase is Phase.OVER
+        robots = [c.params["text"] for c in table.tg.calls("editMessageText", chat_id=GROUP)]
+        assert any("Robot" in text for text in robots)
+
+
+def test_an_idle_game_ends_and_the_group_is_told() -> None:
+    players = people("en")
+    with running_bot(seed=3) as table:
+        open_and_start(table, players)
+        updated = table.game().updated
+        table.clock.advance(24 * 3600 - 1)
+        table.tick()
+        assert table.game().phase is Phase.PLAY
+        table.clock.advance(1)
+        sends = len(table.tg.calls("sendMessage", chat_id=GROUP))
+        table.tick()
+        game = table.game()
+        assert game.phase is Phase.OVER and game.stopped and game.updated == updated + 24 * 3600
+        assert len(table.tg.calls("sendMessage", chat_id=GROUP)) == sends + 1
+        assert table.record().due is None, "nothing left to time"
