@@ -53,7 +53,6 @@ MAX_ATTEMPTS = 6  # conditional-write conflicts tolerated before asking Telegram
 GROUP_SENDS_PER_MINUTE = 18  # Telegram allows about 20 messages a minute into one group
 COMPUTER_DELAY = (3.0, 5.0)  # seconds before a computer player acts: people shout first
 FINISHED_KEPT = 7 * 24 * 3600  # a finished game's record stays this long, then expires
-RECENT_UPDATES = 20
 NAME_LENGTH = 32
 START_PAYLOAD = re.compile(r"j(-?\d{1,20})_(\d{1,9})")
 
@@ -270,7 +269,7 @@ class MenteurBot:
             case "newgame":
                 act = self._newgame_act(user, message.chat.title or "", lang_of_user)
             case "join":
-                return await self._join_link(message, lang_of_user)
+                return await self._join_link(message)
             case "leave":
                 act = self._move_act(lambda record: Leave(user.id), None, None, message)
             case "forfeit":
@@ -321,7 +320,7 @@ class MenteurBot:
             telegram_requests=delivery.requests,
         )
 
-    async def _join_link(self, message: Message, lang: str) -> Outcome:
+    async def _join_link(self, message: Message) -> Outcome:
         record = self.store.load(message.chat.id)
         if record.game is None or record.game.phase is not Phase.LOBBY:
             screen = Screen(t(record.lang, "no_game"))
@@ -527,7 +526,7 @@ class MenteurBot:
             if not decision.write:
                 break
             if update_id is not None:
-                record.updates = [*record.updates, update_id][-RECENT_UPDATES:]
+                record.updates = [*record.updates, update_id]  # the store keeps the latest
             moments = self._plan_moments(record, decision, now)
             previous_due = record.due
             record.due = self._next_due(record, now)
@@ -549,7 +548,8 @@ class MenteurBot:
         if query is not None:
             if decision.refusal and query.message is not None and query.message.chat.id > 0:
                 # A refused press in a private chat may come from a stale hand: redraw it.
-                requests += self._hand_requests(record, {query.from_user.id}, now)
+                presser = {query.from_user.id}
+                requests += self._hand_requests(record, self._hand_screens(record, presser, now))
             outcome.reply = self._reply_or_request(Answer(query.id, decision.refusal), requests)
         delivery = await telegram_io.deliver(self.bot, requests)
         outcome.telegram_requests = delivery.requests
@@ -627,16 +627,16 @@ class MenteurBot:
             # The final play is settled: its buttons go.
             requests.append(EditButtons(chat, record.final_msg, ()))
         if game.phase is not Phase.LOBBY and decision.write:
-            requests += self._hand_requests(record, self._changed_hands(before, record, now), now)
+            requests += self._hand_requests(record, self._changed_hands(before, record, now))
         return requests
 
-    def _changed_hands(self, before: Game | None, record: Record, now: float) -> set[int]:
-        """Players whose private hand screen differs after the move: only those are edited."""
+    def _changed_hands(self, before: Game | None, record: Record, now: float) -> dict[int, Screen]:
+        """The private hand screens that differ after the move: only those are edited."""
         game = record.game
         assert game is not None
         humans = {p for p in game.ids if p > 0}
         if before is None or before.phase is Phase.LOBBY or game.phase is Phase.OVER:
-            return humans
+            return self._hand_screens(record, humans, now)
         # A hand's screen shows the hand, and whether its owner plays, decides, or made the
         # final play: only those players can see a change, so only they are drawn twice.
         touched = {
@@ -647,25 +647,28 @@ class MenteurBot:
         touched |= {p for p in (before.awaited, game.awaited) if p is not None}
         touched |= {g.ids[g.last.seat] for g in (before, game) if g.last is not None}
         touched |= {game.ids[s] for s in game.out if s not in before.out}
-        changed = set()
-        for player in touched & humans:
+        screens = self._hand_screens(record, touched & humans, now)
+        for player, screen in list(screens.items()):
             lang = record.lang_of(player)
-            old = render.hand(before, player, record.chat, record.game_no, lang, now)
-            new = render.hand(game, player, record.chat, record.game_no, lang, now)
-            if old != new:
-                changed.add(player)
-        return changed
+            if render.hand(before, player, record.chat, record.game_no, lang, now) == screen:
+                del screens[player]
+        return screens
 
-    def _hand_requests(self, record: Record, players: set[int], now: float) -> list[Request]:
+    def _hand_screens(self, record: Record, players: set[int], now: float) -> dict[int, Screen]:
         game = record.game
         if game is None or game.phase is Phase.LOBBY:
-            return []
+            return {}
+        return {
+            p: render.hand(game, p, record.chat, record.game_no, record.lang_of(p), now)
+            for p in players
+            if p > 0 and p in game.ids
+        }
+
+    def _hand_requests(self, record: Record, screens: dict[int, Screen]) -> list[Request]:
         requests: list[Request] = []
-        for player in sorted(players - record.unreachable):
-            if player not in game.ids or player < 0:
+        for player, screen in sorted(screens.items()):
+            if player in record.unreachable:
                 continue
-            lang = record.lang_of(player)
-            screen = render.hand(game, player, record.chat, record.game_no, lang, now)
             key = f"hand:{player}"
             message = record.hand_msgs.get(player)
             requests.append(

@@ -58,7 +58,8 @@ class Record:
             # Aligned with the seats, which carry the ids: no id is stored twice.
             "pl": [self.langs.get(p, "") for p in self.game.ids] if self.game else [],
             "no": self.note,
-            "u": _deltas(sorted(self.updates)[-RECENT_UPDATES:]),
+            # In the order applied: updates may arrive out of order, and the latest must stay.
+            "u": _deltas(self.updates[-RECENT_UPDATES:]),
             "gs": _deltas([round(s) for s in self.sends]),
         }
         return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
@@ -80,9 +81,9 @@ class Record:
         return self.langs.get(player, self.lang)
 
 
-def _deltas(ascending: list[int]) -> list[int]:
+def _deltas(values: list[int]) -> list[int]:
     """[a, b, c] as [a, b - a, c - b]: ids and times close together take a few digits each."""
-    return [n - p for p, n in zip([0, *ascending], ascending, strict=False)]
+    return [n - p for p, n in zip([0, *values], values, strict=False)]
 
 
 def _undeltas(deltas: list[int]) -> list[int]:

@@ -55,7 +55,7 @@ def test_what_is_saved_is_read_back(store: Store) -> None:
     assert (again.game, again.game_no, again.lang, again.title) == (record.game, 1, "ar", "Friday")
     assert (again.langs, again.updates, again.sends, again.note) == (
         {2: "en"},
-        [7, 8, 9],
+        [9, 7, 8],
         [99.0, 102.0],
         "n",
     )
