@@ -118,13 +118,16 @@ def test_an_idle_game_ends_and_the_group_is_told() -> None:
     with running_bot(seed=3) as table:
         open_and_start(table, players)
         updated = table.game().updated
+        due = table.record().due
+        assert due is not None and 0 <= due - (updated + 24 * 3600) < 3600, "within the hour"
+        assert due % 3600 == 0, "on the hour: moves within the hour leave the index alone"
         table.clock.advance(24 * 3600 - 1)
         table.tick()
         assert table.game().phase is Phase.PLAY
-        table.clock.advance(1)
+        table.clock.now = due
         sends = len(table.tg.calls("sendMessage", chat_id=GROUP))
         table.tick()
         game = table.game()
-        assert game.phase is Phase.OVER and game.stopped and game.updated == updated + 24 * 3600
+        assert game.phase is Phase.OVER and game.stopped and game.updated == due
         assert len(table.tg.calls("sendMessage", chat_id=GROUP)) == sends + 1
         assert table.record().due is None, "nothing left to time"

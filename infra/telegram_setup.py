@@ -1,0 +1,466 @@
+"""Point Telegram at a deployed stack: the one step left after `sam deploy`.
+
+    python -m infra.telegram_setup register [--stack NAME] [--region R] [--drop-pending-updates]
+    python -m infra.telegram_setup commands [--stack NAME] [--region R]
+    python -m infra.telegram_setup remove   [--stack NAME] [--region R] [--drop-pending-updates]
+    python -m infra.telegram_setup info     [--stack NAME] [--region R]
+    python -m infra.telegram_setup generate-secret
+
+`register` reads the stack's `WebhookUrl` output (CloudFormation), the bot token and the webhook
+secret (the SSM SecureString parameters that the stack's `BotTokenParameterName` and
+`WebhookSecretParameterName` parameters name, or `--token-parameter`/`--secret-parameter`), then
+calls setWebhook with the secret and the update types the bot handles, and sets the command
+menu in every catalogue language for group chats and private chats. `commands` sets only the
+menu, `remove` deletes the webhook, `info` prints getWebhookInfo. `generate-secret` prints a new
+value for the secret parameter.
+
+Neither the token nor the secret is ever printed: every message this script writes goes through
+`_Redactor`, and the libraries' own debug logging (which shows request URLs and parameters) is
+held at WARNING while the script runs. `TELEGRAM_API_BASE_URL` points the bot at another Bot
+API server, as everywhere else in the project (the tests use the fake one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import datetime as dtm
+import logging
+import os
+import re
+import secrets
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+import telegram
+from telegram import BotCommand, BotCommandScopeAllGroupChats, BotCommandScopeAllPrivateChats
+from telegram.error import TelegramError
+
+from handlers import telegram_io, text
+
+DEFAULT_STACK = "menteur"
+# The template's defaults, used when the stack cannot tell (and no flag does).
+DEFAULT_TOKEN_PARAMETER = "/menteur/telegram-bot-token"
+DEFAULT_SECRET_PARAMETER = "/menteur/telegram-webhook-secret"
+TOKEN_PARAMETER_KEY = "BotTokenParameterName"
+SECRET_PARAMETER_KEY = "WebhookSecretParameterName"
+WEBHOOK_URL_OUTPUT = "WebhookUrl"
+
+# What handlers.app.MenteurBot.handle reads: callback queries (buttons) and messages (commands,
+# including the service message of a group migrating to a supergroup). Anything else would only
+# cost an invocation to be ignored.
+ALLOWED_UPDATES = ("message", "callback_query")
+# Telegram's default. Updates for one chat come one at a time anyway; this bounds how many chats
+# are served at once. The HTTP API throttles at 25 requests/s (burst 50) in front of it.
+MAX_CONNECTIONS = 40
+
+# The menus, in menu order. Descriptions come from the catalogues (handlers.text.commands).
+GROUP_COMMANDS = (
+    "newgame",
+    "join",
+    "leave",
+    "forfeit",
+    "stop",
+    "hand",
+    "table",
+    "addbot",
+    "rules",
+    "language",
+    "help",
+)
+PRIVATE_COMMANDS = ("start", "help", "rules")
+# /start without a payload answers in private exactly what /help does (handlers.app), so the
+# catalogues have no separate description for it; "cmd_start" would be used if one is added.
+_SAME_AS = {"start": "help"}
+
+# setWebhook's secret_token: 1-256 characters of A-Z, a-z, 0-9, _ and -.
+SECRET_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,256}")
+# setMyCommands: a command is 1-32 of a-z, 0-9, _; a description 1-256 characters.
+_COMMAND_PATTERN = re.compile(r"[a-z0-9_]{1,32}")
+_MAX_DESCRIPTION = 256
+
+_NOISY_LOGGERS = ("httpx", "httpcore", "telegram", "botocore", "boto3", "urllib3")
+
+
+class SetupError(Exception):
+    """Something the operator has to fix; the message says what (and never holds a secret)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# AWS: the stack and the two parameters.
+
+
+@dataclass(frozen=True)
+class AwsClients:
+    """boto3 clients for CloudFormation and SSM (injected in tests)."""
+
+    cloudformation: Any
+    ssm: Any
+
+    @classmethod
+    def create(cls, region: str | None) -> AwsClients:
+        import boto3  # noqa: PLC0415 (generate-secret needs no AWS at all)
+
+        # boto3 reads AWS_DEFAULT_REGION only; the AWS CLI also reads AWS_REGION: so do we.
+        session = boto3.session.Session(region_name=region or os.environ.get("AWS_REGION"))
+        return cls(session.client("cloudformation"), session.client("ssm"))
+
+
+@dataclass(frozen=True)
+class Stack:
+    name: str
+    outputs: dict[str, str] = field(default_factory=dict)
+    parameters: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def webhook_url(self) -> str:
+        url = self.outputs.get(WEBHOOK_URL_OUTPUT, "")
+        if not url:
+            raise SetupError(
+                f"stack {self.name!r} has no {WEBHOOK_URL_OUTPUT} output: is it this project's "
+                "stack, and did its deployment finish?"
+            )
+        if not url.startswith("https://"):
+            raise SetupError(f"the stack's {WEBHOOK_URL_OUTPUT} is not an https URL: {url}")
+        return url
+
+
+def read_stack(cloudformation: Any, name: str) -> Stack:
+    try:
+        answer = cloudformation.describe_stacks(StackName=name)
+    except Exception as error:  # botocore's errors are generated classes
+        if "does not exist" in str(error):
+            raise SetupError(
+                f"no stack named {name!r} in this account and region: pass --stack and "
+                "--region as given to `sam deploy`"
+            ) from None
+        raise SetupError(f"cannot read stack {name!r}: {error}") from None
+    stacks = answer.get("Stacks") or []
+    if not stacks:
+        raise SetupError(f"no stack named {name!r}")
+    found = stacks[0]
+    outputs = {o["OutputKey"]: o.get("OutputValue", "") for o in found.get("Outputs") or []}
+    parameters = {
+        p["ParameterKey"]: p.get("ResolvedValue") or p.get("ParameterValue", "")
+        for p in found.get("Parameters") or []
+    }
+    return Stack(name, outputs, parameters)
+
+
+def read_secure_parameter(ssm: Any, name: str, what: str) -> str:
+    """The decrypted value of an SSM parameter; errors name the parameter, never the value."""
+    try:
+        answer = ssm.get_parameter(Name=name, WithDecryption=True)
+    except Exception as error:
+        if "ParameterNotFound" in type(error).__name__ or "ParameterNotFound" in str(error):
+            raise SetupError(
+                f"the SSM parameter {name!r} ({what}) does not exist: create it with "
+                f"`aws ssm put-parameter --type SecureString --name {name} --value ...` "
+                "(see the README's Deploy to AWS)"
+            ) from None
+        raise SetupError(f"cannot read the SSM parameter {name!r} ({what}): {error}") from None
+    value = str(answer["Parameter"]["Value"])
+    if not value or value != value.strip():
+        raise SetupError(
+            f"the SSM parameter {name!r} ({what}) is empty or has spaces or a line break "
+            "around it: put it again without them"
+        )
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# What to send to Telegram.
+
+
+def generate_secret() -> str:
+    """A new webhook secret: 64 characters of A-Z a-z 0-9 _ - (384 random bits)."""
+    return secrets.token_urlsafe(48)
+
+
+def check_secret(secret: str, parameter: str) -> None:
+    if not SECRET_PATTERN.fullmatch(secret):
+        raise SetupError(
+            f"the webhook secret in {parameter!r} is not a valid secret token (1-256 "
+            "characters of A-Z a-z 0-9 _ -): make one with "
+            "`python -m infra.telegram_setup generate-secret` and put it again"
+        )
+
+
+@dataclass(frozen=True)
+class Menu:
+    """One setMyCommands call."""
+
+    scope: str  # "group" or "private"
+    language: str | None  # None: the default menu (English)
+    commands: tuple[tuple[str, str], ...]
+
+
+def menus() -> list[Menu]:
+    """Every menu to set: group and private chats, the default (English) and each language."""
+    result = []
+    for lang in text.SUPPORTED:
+        language = None if lang == text.DEFAULT else lang
+        described = dict(text.commands(lang))
+        for scope, names in (("group", GROUP_COMMANDS), ("private", PRIVATE_COMMANDS)):
+            commands = tuple((name, _description(described, name)) for name in names)
+            result.append(Menu(scope, language, commands))
+    return result
+
+
+def _description(described: dict[str, str], name: str) -> str:
+    description = described.get(name) or described.get(_SAME_AS.get(name, ""), "")
+    if not _COMMAND_PATTERN.fullmatch(name) or not 1 <= len(description) <= _MAX_DESCRIPTION:
+        raise SetupError(f"/{name} has no usable menu description in the catalogues")
+    return description
+
+
+def _scope(name: str) -> telegram.BotCommandScope:
+    return BotCommandScopeAllGroupChats() if name == "group" else BotCommandScopeAllPrivateChats()
+
+
+# ---------------------------------------------------------------------------------------------
+# The commands.
+
+
+@dataclass
+class Options:
+    action: str
+    stack: str
+    region: str | None
+    drop_pending_updates: bool
+    token_parameter: str | None
+    secret_parameter: str | None
+    max_connections: int
+
+
+class _Redactor:
+    """Writes lines with every known secret value replaced by "***"."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        self.out, self.err = out, err
+        self.hidden: list[str] = []
+
+    def hide(self, value: str) -> None:
+        if value:
+            self.hidden.append(value)
+
+    def clean(self, message: str) -> str:
+        # Case-insensitively: python-telegram-bot changes the case of Telegram's error texts.
+        for value in self.hidden:
+            message = re.sub(re.escape(value), "***", message, flags=re.IGNORECASE)
+        return message
+
+    def say(self, message: str = "") -> None:
+        print(self.clean(message), file=self.out, flush=True)
+
+    def fail(self, message: str) -> None:
+        print(f"error: {self.clean(message)}", file=self.err, flush=True)
+
+
+async def _register(bot: telegram.Bot, url: str, secret: str, opts: Options, io: _Redactor) -> None:
+    await bot.set_webhook(
+        url,
+        secret_token=secret,
+        allowed_updates=list(ALLOWED_UPDATES),
+        max_connections=opts.max_connections,
+        drop_pending_updates=opts.drop_pending_updates or None,
+    )
+    io.say(f"Webhook set: {url}")
+    io.say(
+        f"  updates: {', '.join(ALLOWED_UPDATES)}; at most {opts.max_connections} connections; "
+        f"pending updates {'dropped' if opts.drop_pending_updates else 'kept'}"
+    )
+
+
+async def _set_commands(bot: telegram.Bot, io: _Redactor) -> None:
+    done = []
+    for menu in menus():
+        await bot.set_my_commands(
+            [BotCommand(name, description) for name, description in menu.commands],
+            scope=_scope(menu.scope),
+            language_code=menu.language,
+        )
+        done.append(f"{menu.scope}/{menu.language or 'default'} ({len(menu.commands)})")
+    io.say("Command menus set: " + ", ".join(done))
+
+
+async def _remove(bot: telegram.Bot, opts: Options, io: _Redactor) -> None:
+    await bot.delete_webhook(drop_pending_updates=opts.drop_pending_updates or None)
+    dropped = " (pending updates dropped)" if opts.drop_pending_updates else ""
+    io.say(f"Webhook deleted{dropped}: Telegram now keeps updates for getUpdates.")
+
+
+async def _info(bot: telegram.Bot, stack_url: str | None, io: _Redactor) -> None:
+    info = await bot.get_webhook_info()
+    io.say(f"url: {info.url or '(none: no webhook set)'}")
+    if stack_url is not None:
+        same = "yes" if info.url == stack_url else "NO"
+        io.say(f"  same as the stack's {WEBHOOK_URL_OUTPUT}: {same}")
+    io.say(f"pending updates: {info.pending_update_count}")
+    if info.max_connections is not None:
+        io.say(f"max connections: {info.max_connections}")
+    if info.allowed_updates is not None:
+        io.say(f"allowed updates: {', '.join(info.allowed_updates) or '(all but a few)'}")
+    if info.ip_address:
+        io.say(f"ip address: {info.ip_address}")
+    io.say(f"last error: {_when_what(info.last_error_date, info.last_error_message)}")
+    if info.last_synchronization_error_date is not None:
+        io.say(f"last synchronization error: {_when(info.last_synchronization_error_date)}")
+
+
+def _when(date: dtm.datetime) -> str:
+    return date.astimezone(dtm.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _when_what(date: dtm.datetime | None, message: str | None) -> str:
+    if date is None:
+        return "none"
+    return f"{_when(date)}: {message or '(no message)'}"
+
+
+async def _talk(opts: Options, token: str, secret: str, url: str | None, io: _Redactor) -> None:
+    """Every Bot API call of one run, on one event loop (the bot's connections belong to it)."""
+    bot = telegram_io.make_bot(token, os.environ.get("TELEGRAM_API_BASE_URL") or None)
+    try:
+        if opts.action == "register":
+            assert url is not None
+            await _register(bot, url, secret, opts, io)
+            await _set_commands(bot, io)
+            await _info(bot, url, io)
+        elif opts.action == "commands":
+            await _set_commands(bot, io)
+        elif opts.action == "remove":
+            await _remove(bot, opts, io)
+        else:
+            await _info(bot, url, io)
+    finally:
+        await telegram_io.close_bot(bot)
+
+
+def run(opts: Options, aws: AwsClients | None, io: _Redactor) -> None:
+    if aws is None:
+        aws = AwsClients.create(opts.region)
+    stack: Stack | None = None
+    if opts.action == "register" or opts.token_parameter is None:
+        stack = read_stack(aws.cloudformation, opts.stack)
+    parameters = stack.parameters if stack is not None else {}
+    token_parameter = (
+        opts.token_parameter or parameters.get(TOKEN_PARAMETER_KEY) or DEFAULT_TOKEN_PARAMETER
+    )
+    token = read_secure_parameter(aws.ssm, token_parameter, "the bot token")
+    io.hide(token)
+    secret = ""
+    url: str | None = None
+    if opts.action == "register":
+        assert stack is not None
+        url = stack.webhook_url
+        secret_parameter = (
+            opts.secret_parameter
+            or parameters.get(SECRET_PARAMETER_KEY)
+            or DEFAULT_SECRET_PARAMETER
+        )
+        secret = read_secure_parameter(aws.ssm, secret_parameter, "the webhook secret")
+        io.hide(secret)
+        check_secret(secret, secret_parameter)
+    elif stack is not None:
+        url = stack.outputs.get(WEBHOOK_URL_OUTPUT) or None
+    asyncio.run(_talk(opts, token, secret, url, io))
+
+
+@contextlib.contextmanager
+def _quiet_libraries() -> Iterator[None]:
+    """Hold the libraries' loggers at WARNING: at DEBUG/INFO they log request URLs (which hold
+    the token) and request parameters (which hold the secret)."""
+    saved = {name: logging.getLogger(name).level for name in _NOISY_LOGGERS}
+    for name in saved:
+        logging.getLogger(name).setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        for name, level in saved.items():
+            logging.getLogger(name).setLevel(level)
+
+
+def parse(argv: Sequence[str] | None) -> Options:
+    parser = argparse.ArgumentParser(
+        prog="python -m infra.telegram_setup",
+        description="Point Telegram at a deployed Menteur stack (see the README's Deploy to AWS).",
+    )
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--stack", default=DEFAULT_STACK, help="the stack name given to sam")
+    common.add_argument("--region", help="the stack's region (default: the AWS CLI's)")
+    common.add_argument(
+        "--token-parameter",
+        help=f"SSM parameter of the bot token (default: the stack's {TOKEN_PARAMETER_KEY})",
+    )
+    drop = argparse.ArgumentParser(add_help=False)
+    drop.add_argument(
+        "--drop-pending-updates",
+        action="store_true",
+        help="have Telegram forget the updates it holds for the bot",
+    )
+    register = actions.add_parser(
+        "register",
+        parents=[common, drop],
+        help="set the webhook to the stack's URL with the secret, and the command menus",
+    )
+    register.add_argument(
+        "--secret-parameter",
+        help=f"SSM parameter of the webhook secret (default: the stack's {SECRET_PARAMETER_KEY})",
+    )
+    register.add_argument(
+        "--max-connections",
+        type=int,
+        default=MAX_CONNECTIONS,
+        choices=range(1, 101),
+        metavar="1-100",
+        help=f"simultaneous webhook connections Telegram may open (default {MAX_CONNECTIONS})",
+    )
+    actions.add_parser("commands", parents=[common], help="set only the command menus")
+    actions.add_parser("remove", parents=[common, drop], help="delete the webhook")
+    actions.add_parser("info", parents=[common], help="print Telegram's view of the webhook")
+    actions.add_parser("generate-secret", help="print a new random webhook secret")
+    args = parser.parse_args(argv)
+    return Options(
+        action=args.action,
+        stack=getattr(args, "stack", DEFAULT_STACK),
+        region=getattr(args, "region", None),
+        drop_pending_updates=getattr(args, "drop_pending_updates", False),
+        token_parameter=getattr(args, "token_parameter", None),
+        secret_parameter=getattr(args, "secret_parameter", None),
+        max_connections=getattr(args, "max_connections", MAX_CONNECTIONS),
+    )
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    aws: AwsClients | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    opts = parse(argv)
+    io = _Redactor(out or sys.stdout, err or sys.stderr)
+    if opts.action == "generate-secret":
+        io.say(generate_secret())
+        return 0
+    # PTB 22 warns when it builds a RetryAfter unless opted in to v23's timedelta periods.
+    os.environ.setdefault("PTB_TIMEDELTA", "true")
+    try:
+        with _quiet_libraries():
+            run(opts, aws, io)
+    except SetupError as error:
+        io.fail(str(error))
+        return 1
+    except TelegramError as error:
+        io.fail(f"the Bot API call failed: {error.message}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

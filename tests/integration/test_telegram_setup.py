@@ -1,0 +1,344 @@
+"""infra.telegram_setup against SSM (moto), a stubbed CloudFormation and the fake Bot API.
+
+moto's CloudFormation needs extras this project does not install, so describe_stacks is answered
+by botocore's Stubber, which still checks the request and the response against the service's
+own model. The SSM SecureString parameters live in moto.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+from moto import mock_aws
+
+from handlers.text import COMMANDS, commands
+from infra import telegram_setup
+from infra.fake_telegram import FakeTelegram, bad_request
+from infra.telegram_setup import AwsClients, main
+
+ROOT = Path(__file__).resolve().parents[2]
+REGION = "eu-west-3"
+STACK = "menteur-test"
+URL = f"https://a1b2c3d4e5.execute-api.{REGION}.amazonaws.com/webhook"
+TOKEN = "123456789:AAFakeTokenForTests_only-abcdefghijk"
+SECRET = "s3cr3t_Webhook-Value_for_tests_0123456789"
+TOKEN_PARAMETER = "/menteur-test/bot-token"
+SECRET_PARAMETER = "/menteur-test/webhook-secret"
+
+GROUP = [
+    "newgame",
+    "join",
+    "leave",
+    "forfeit",
+    "stop",
+    "hand",
+    "table",
+    "addbot",
+    "rules",
+    "language",
+    "help",
+]
+PRIVATE = ["start", "help", "rules"]
+
+
+@pytest.fixture(autouse=True)
+def environment(monkeypatch: pytest.MonkeyPatch, tg: FakeTelegram) -> None:
+    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    monkeypatch.setenv("TELEGRAM_API_BASE_URL", tg.base_url)
+    monkeypatch.setenv("PTB_TIMEDELTA", "true")
+
+
+@pytest.fixture
+def tg() -> Iterator[FakeTelegram]:
+    with FakeTelegram() as fake:
+        yield fake
+
+
+@pytest.fixture
+def ssm() -> Iterator[Any]:
+    with mock_aws():
+        client = boto3.client("ssm", region_name=REGION)
+        for name, value in ((TOKEN_PARAMETER, TOKEN), (SECRET_PARAMETER, SECRET)):
+            client.put_parameter(Name=name, Value=value, Type="SecureString")
+        yield client
+
+
+def stack_answer(
+    outputs: dict[str, str] | None = None, parameters: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """What describe_stacks says about a deployed stack of this project's template."""
+    if outputs is None:
+        outputs = {"WebhookUrl": URL, "TableName": "menteur-test-GamesTable-1"}
+    if parameters is None:
+        parameters = {
+            "BotTokenParameterName": TOKEN_PARAMETER,
+            "WebhookSecretParameterName": SECRET_PARAMETER,
+            "LogLevel": "INFO",
+        }
+    return {
+        "Stacks": [
+            {
+                "StackName": STACK,
+                "StackId": f"arn:aws:cloudformation:{REGION}:123456789012:stack/{STACK}/1",
+                "CreationTime": "2026-01-01T00:00:00Z",
+                "StackStatus": "CREATE_COMPLETE",
+                "Parameters": [
+                    {"ParameterKey": k, "ParameterValue": v} for k, v in parameters.items()
+                ],
+                "Outputs": [{"OutputKey": k, "OutputValue": v} for k, v in outputs.items()],
+            }
+        ]
+    }
+
+
+class Run:
+    """Runs the script's main() with the AWS clients given, capturing what it prints."""
+
+    def __init__(self, ssm: Any) -> None:
+        self.ssm = ssm
+        self.cloudformation = boto3.client("cloudformation", region_name=REGION)
+        self.stubber = Stubber(self.cloudformation)
+        self.stubber.activate()
+        self.out = ""
+        self.err = ""
+
+    def expect_stack(self, answer: dict[str, Any] | None = None, *, name: str = STACK) -> None:
+        self.stubber.add_response("describe_stacks", answer or stack_answer(), {"StackName": name})
+
+    def __call__(self, *argv: str) -> int:
+        out, err = io.StringIO(), io.StringIO()
+        code = main(list(argv), aws=AwsClients(self.cloudformation, self.ssm), out=out, err=err)
+        self.out += out.getvalue()
+        self.err += err.getvalue()
+        return code
+
+
+@pytest.fixture
+def run(ssm: Any) -> Iterator[Run]:
+    runner = Run(ssm)
+    yield runner
+    runner.stubber.assert_no_pending_responses()
+
+
+def test_register_sets_the_webhook_with_the_secret_and_the_updates_the_bot_handles(
+    run: Run, tg: FakeTelegram
+) -> None:
+    run.expect_stack()
+    assert run("register", "--stack", STACK, "--drop-pending-updates") == 0, run.err
+
+    (call,) = tg.calls("setWebhook")
+    assert call.token == TOKEN
+    assert call.params["url"] == URL
+    assert call.params["secret_token"] == SECRET
+    assert call.params["allowed_updates"] == ["message", "callback_query"]
+    assert call.params["max_connections"] == 40
+    assert call.params["drop_pending_updates"] is True
+    assert tg.webhook_url == URL
+    # It ends by reading back what Telegram now has.
+    assert tg.calls("getWebhookInfo")
+    assert f"url: {URL}" in run.out
+    assert "same as the stack's WebhookUrl: yes" in run.out
+
+
+def test_register_keeps_pending_updates_unless_asked(run: Run, tg: FakeTelegram) -> None:
+    run.expect_stack()
+    assert run("register", "--stack", STACK, "--max-connections", "10") == 0, run.err
+    (call,) = tg.calls("setWebhook")
+    assert "drop_pending_updates" not in call.params
+    assert call.params["max_connections"] == 10
+
+
+def test_register_sets_both_menus_in_english_by_default_and_in_arabic(
+    run: Run, tg: FakeTelegram
+) -> None:
+    run.expect_stack()
+    assert run("register", "--stack", STACK) == 0, run.err
+
+    menus: dict[tuple[str, str | None], list[dict[str, str]]] = {}
+    for call in tg.calls("setMyCommands"):
+        key = (call.params["scope"]["type"], call.params.get("language_code"))
+        assert key not in menus, f"{key} set twice"
+        menus[key] = call.params["commands"]
+    assert set(menus) == {
+        ("all_group_chats", None),
+        ("all_private_chats", None),
+        ("all_group_chats", "ar"),
+        ("all_private_chats", "ar"),
+    }
+    for language, lang in ((None, "en"), ("ar", "ar")):
+        described = dict(commands(lang))
+        group = menus[("all_group_chats", language)]
+        private = menus[("all_private_chats", language)]
+        assert [c["command"] for c in group] == GROUP
+        assert [c["command"] for c in private] == PRIVATE
+        for entry in group + private:
+            name = "help" if entry["command"] == "start" else entry["command"]
+            assert entry["description"] == described[name]
+    # Arabic descriptions really are Arabic, and English ones English.
+    assert re.search("[\u0600-\u06ff]", menus[("all_group_chats", "ar")][0]["description"])
+    assert menus[("all_group_chats", None)][0]["description"].isascii()
+
+
+def test_the_group_menu_lists_every_command_the_catalogues_describe() -> None:
+    assert set(telegram_setup.GROUP_COMMANDS) == set(COMMANDS)
+
+
+def test_commands_sets_only_the_menus(run: Run, tg: FakeTelegram) -> None:
+    run.expect_stack()
+    assert run("commands", "--stack", STACK) == 0, run.err
+    assert len(tg.calls("setMyCommands")) == 4
+    assert not tg.calls("setWebhook")
+
+
+def test_remove_deletes_the_webhook(run: Run, tg: FakeTelegram) -> None:
+    run.expect_stack()
+    assert run("register", "--stack", STACK) == 0, run.err
+    assert tg.webhook_url == URL
+
+    run.expect_stack()
+    assert run("remove", "--stack", STACK, "--drop-pending-updates") == 0, run.err
+    (call,) = tg.calls("deleteWebhook")
+    assert call.params.get("drop_pending_updates") is True
+    assert tg.webhook_url == ""
+
+
+def test_info_prints_what_telegram_has(run: Run, tg: FakeTelegram) -> None:
+    run.expect_stack()
+    assert run("info", "--stack", STACK) == 0, run.err
+    assert "url: (none: no webhook set)" in run.out
+    assert "same as the stack's WebhookUrl: NO" in run.out
+    assert "pending updates: 0" in run.out
+    assert not tg.calls("setWebhook")
+
+
+def test_flags_name_the_parameters_and_then_the_stack_is_not_needed(
+    ssm: Any, run: Run, tg: FakeTelegram
+) -> None:
+    ssm.put_parameter(Name="/elsewhere/token", Value=TOKEN, Type="SecureString")
+    # No describe_stacks response is queued: a call would fail the Stubber.
+    assert run("info", "--token-parameter", "/elsewhere/token") == 0, run.err
+    assert tg.calls("getWebhookInfo")[0].token == TOKEN
+
+
+def test_parameter_names_come_from_the_stack(ssm: Any, run: Run, tg: FakeTelegram) -> None:
+    ssm.put_parameter(Name="/custom/token", Value=TOKEN, Type="SecureString")
+    ssm.put_parameter(Name="/custom/secret", Value="another-secret", Type="SecureString")
+    run.expect_stack(
+        stack_answer(
+            parameters={
+                "BotTokenParameterName": "/custom/token",
+                "WebhookSecretParameterName": "/custom/secret",
+            }
+        )
+    )
+    assert run("register", "--stack", STACK) == 0, run.err
+    assert tg.calls("setWebhook")[0].params["secret_token"] == "another-secret"
+
+
+def test_a_missing_parameter_says_how_to_create_it(ssm: Any, run: Run, tg: FakeTelegram) -> None:
+    ssm.delete_parameter(Name=SECRET_PARAMETER)
+    run.expect_stack()
+    assert run("register", "--stack", STACK) == 1
+    assert SECRET_PARAMETER in run.err
+    assert "put-parameter --type SecureString" in run.err
+    assert not tg.calls()
+
+
+def test_a_malformed_secret_is_refused_before_telegram_is_called(
+    ssm: Any, run: Run, tg: FakeTelegram
+) -> None:
+    bad = "has spaces and = signs"
+    ssm.put_parameter(Name=SECRET_PARAMETER, Value=bad, Type="SecureString", Overwrite=True)
+    run.expect_stack()
+    assert run("register", "--stack", STACK) == 1
+    assert "generate-secret" in run.err
+    assert bad not in run.err + run.out
+    assert not tg.calls()
+
+
+def test_an_unknown_stack_is_explained(run: Run, tg: FakeTelegram) -> None:
+    run.stubber.add_client_error(
+        "describe_stacks",
+        service_error_code="ValidationError",
+        service_message="Stack with id nope does not exist",
+        expected_params={"StackName": "nope"},
+    )
+    assert run("register", "--stack", "nope") == 1
+    assert "no stack named 'nope'" in run.err
+    assert not tg.calls()
+
+
+def test_a_stack_without_the_output_is_explained(run: Run, tg: FakeTelegram) -> None:
+    run.expect_stack(stack_answer(outputs={}))
+    assert run("register", "--stack", STACK) == 1
+    assert "no WebhookUrl output" in run.err
+    assert not tg.calls()
+
+
+def test_neither_the_token_nor_the_secret_is_ever_printed_or_logged(
+    run: Run,
+    tg: FakeTelegram,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    caplog.set_level(logging.DEBUG)  # the worst case: every logger at its most verbose
+    # Telegram's error text echoes nothing secret, but the script must redact anyway.
+    tg.fail_next("setWebhook", error=bad_request(f"bad webhook: {SECRET} {TOKEN}"))
+    for argv in (
+        ["register", "--stack", STACK],  # fails at setWebhook
+        ["register", "--stack", STACK, "--drop-pending-updates"],
+        ["commands", "--stack", STACK],
+        ["info", "--stack", STACK],
+        ["remove", "--stack", STACK],
+    ):
+        run.expect_stack()
+        run(*argv)
+    # And when the Bot API server cannot be reached at all.
+    monkeypatch.setenv("TELEGRAM_API_BASE_URL", "http://127.0.0.1:9/bot")
+    run.expect_stack()
+    assert run("info", "--stack", STACK) == 1
+
+    # python-telegram-bot changes the case of the text: the redaction ignores case.
+    assert "error: the Bot API call failed: Bad webhook: *** ***" in run.err
+    captured = capsys.readouterr()
+    everything = (run.out + run.err + captured.out + captured.err + caplog.text).lower()
+    assert len(tg.calls("setWebhook")) == 2
+    for value in (TOKEN, TOKEN.split(":")[1], SECRET):
+        assert value.lower() not in everything
+
+
+def test_generate_secret_prints_a_valid_random_secret(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["generate-secret"]) == 0
+    first = capsys.readouterr().out.strip()
+    assert main(["generate-secret"]) == 0
+    second = capsys.readouterr().out.strip()
+    assert re.fullmatch(r"[A-Za-z0-9_-]{64}", first)
+    assert first != second
+
+
+def test_runs_as_a_module() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "infra.telegram_setup", "generate-secret"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert re.fullmatch(r"[A-Za-z0-9_-]{64}\n", done.stdout)
