@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import random
 import re
 import time
@@ -52,7 +53,8 @@ LOGGER = logging.getLogger("menteur")
 MAX_ATTEMPTS = 6  # conditional-write conflicts tolerated before asking Telegram to retry
 GROUP_SENDS_PER_MINUTE = 18  # Telegram allows about 20 messages a minute into one group
 COMPUTER_DELAY = (3.0, 5.0)  # seconds before a computer player acts: people shout first
-FINISHED_KEPT = 7 * 24 * 3600  # a finished game's record stays this long, then expires
+FINISHED_KEPT = 7 * 24 * 3600
+IDLE_GRANULARITY = 3600.0  # a finished game's record stays this long, then expires
 NAME_LENGTH = 32
 START_PAYLOAD = re.compile(r"j(-?\d{1,20})_(\d{1,9})")
 
@@ -156,7 +158,10 @@ class MenteurBot:
             return Outcome("ignored", "ignored:kind")
         if message.migrate_to_chat_id:
             self.store.move(message.chat.id, message.migrate_to_chat_id)
-            return Outcome("migration", "applied", chat=message.migrate_to_chat_id)
+            new = message.migrate_to_chat_id
+            outcome = await self._transact(new, None, self._redraw_act(), action="migration")
+            outcome.kind = "migration"
+            return outcome
         if message.from_user is None or not message.text or not message.text.startswith("/"):
             return Outcome("ignored", "ignored:not_a_command", chat=message.chat.id)
         return await self._command(update.update_id, message, message.from_user)
@@ -578,7 +583,10 @@ class MenteurBot:
         game = record.game
         if game is None or game.phase is Phase.OVER:
             return None
-        due = game.updated + self.idle_expiry
+        # The idle end is due within the hour after the expiry, on the hour: `due` is the key of
+        # the timers' index, and a key that moved with every move would cost two more index
+        # writes per move (a delete and a put) for a deadline nobody needs to the second.
+        due = math.ceil((game.updated + self.idle_expiry) / IDLE_GRANULARITY) * IDLE_GRANULARITY
         if game.deadline is not None:
             due = min(due, game.deadline)
         computers = game.phase is not Phase.LOBBY and any(p < 0 for p in game.ids)
@@ -628,6 +636,12 @@ class MenteurBot:
             requests.append(EditButtons(chat, record.final_msg, ()))
         if game.phase is not Phase.LOBBY and decision.write:
             requests += self._hand_requests(record, self._changed_hands(before, record, now))
+        elif game.phase is not Phase.LOBBY and decision.outcome == "duplicate":
+            # Telegram sends an update again only when it got no 200: the first delivery may
+            # have committed and then died before sending (a container killed or timed out).
+            # Which hands its move changed is no longer known, so redraw them all; an unchanged
+            # one costs a "message is not modified", which counts as success.
+            requests += self._hand_requests(record, self._hand_screens(record, set(game.ids), now))
         return requests
 
     def _changed_hands(self, before: Game | None, record: Record, now: float) -> dict[int, Screen]:
@@ -685,15 +699,22 @@ class MenteurBot:
         newly_unreachable = (
             delivery.unreachable & set(record.game.ids if record.game else ())
         ) - record.unreachable
-        self.store.remember(
-            record.chat,
-            record.game_no,
-            table=remembered.get("table"),
-            final=remembered.get("final"),
-            hands=hands,
-            unreachable=newly_unreachable,
-            reachable=decision.reachable & record.unreachable,
-        )
+        try:
+            self.store.remember(
+                record.chat,
+                record.game_no,
+                table=remembered.get("table"),
+                final=remembered.get("final"),
+                hands=hands,
+                unreachable=newly_unreachable,
+                # Bug fix: a hand delivered (after /hand) shows the private chat is open again;
+                # without this the player stayed unreachable and their hand was never redrawn.
+                reachable=(decision.reachable | set(hands)) & record.unreachable,
+            )
+        except Exception:
+            # Bug fix: the move is committed; raising here made the webhook answer 500, and
+            # Telegram retry a done move. The ids lost only cost a message sent anew later.
+            LOGGER.warning("could not remember what was sent", exc_info=True)
         if newly_unreachable and record.game is not None:
             names = dict(zip(record.game.ids, record.game.names, strict=True))
             notices: list[Request] = [
@@ -704,6 +725,21 @@ class MenteurBot:
         for old, new in delivery.migrated.items():
             if old == record.chat:
                 self.store.move(old, new)
+                await self._transact(new, None, self._redraw_act(), action="migration")
+
+    def _redraw_act(self) -> Act:
+        """Bug fix: after a group became a supergroup, its table's and the hands' buttons still
+        named the old chat (refused, or "no game here"): draw them again for the new one."""
+
+        def act(record: Record, now: float) -> Decision:
+            if record.game is None:
+                return Decision(outcome="nothing_due")
+            hands = self._hand_requests(
+                record, self._hand_screens(record, set(record.game.ids), now)
+            )
+            return Decision(extra=hands, table_again=True, outcome="resent")
+
+        return act
 
 
 def _well_typed(update: Update) -> bool:
@@ -734,7 +770,7 @@ def _well_typed(update: Update) -> bool:
     return (
         names_ok
         and all(is_id(u.id) and is_text(u.language_code) for u in users)
-        and all(is_id(m.chat.id) and is_id(m.message_id) for m in chats)
+        and all(m.chat is not None and is_id(m.chat.id) and is_id(m.message_id) for m in chats)
         and all(is_text(m.chat.type, optional=False) and is_text(m.chat.title) for m in chats)
     )
 
