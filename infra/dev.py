@@ -79,7 +79,17 @@ def test(args: list[str]) -> int:
 
 
 def play(args: list[str]) -> int:
-    return run(venv_python(), "-m", "infra.local", *args)
+    cmd = [str(venv_python()), "-m", "infra.local", *args]
+    print("$", " ".join(cmd), flush=True)
+    # Ctrl-C reaches the runner too (same terminal), and it stops what it started (dynalite,
+    # the fake Telegram server): wait for it, where subprocess.call would kill it after 0.25 s
+    # and print a KeyboardInterrupt traceback of its own.
+    with subprocess.Popen(cmd, cwd=ROOT) as child:
+        while True:
+            try:
+                return child.wait()
+            except KeyboardInterrupt:
+                continue
 
 
 COMMANDS = {"test": test, "play": play}

@@ -134,6 +134,9 @@ class Dynalite:
             stdout=self._log,
             stderr=subprocess.STDOUT,
             cwd=NODE_DIR,
+            # Out of the terminal's process group: a Ctrl-C reaches only the runner, which then
+            # stops dynalite itself, after its last write has gone through.
+            start_new_session=True,
         )
         self.port = port
         atexit.register(self.stop)
