@@ -53,8 +53,8 @@ LOGGER = logging.getLogger("menteur")
 MAX_ATTEMPTS = 6  # conditional-write conflicts tolerated before asking Telegram to retry
 GROUP_SENDS_PER_MINUTE = 18  # Telegram allows about 20 messages a minute into one group
 COMPUTER_DELAY = (3.0, 5.0)  # seconds before a computer player acts: people shout first
-FINISHED_KEPT = 7 * 24 * 3600
-IDLE_GRANULARITY = 3600.0  # a finished game's record stays this long, then expires
+FINISHED_KEPT = 7 * 24 * 3600  # a finished game's record stays this long, then expires
+IDLE_GRANULARITY = 3600.0  # an idle game ends on the hour after its expiry
 NAME_LENGTH = 32
 START_PAYLOAD = re.compile(r"j(-?\d{1,20})_(\d{1,9})")
 

@@ -45,7 +45,7 @@ from handlers.config import Settings
 from handlers.store import Record
 from handlers.text import SUPPORTED
 from infra.fake_telegram import FakeTelegram, StoredMessage
-from infra.local import (
+from infra.runner import (
     DATA_DIR,
     OFFLINE_TABLE,
     TICK_SECONDS,

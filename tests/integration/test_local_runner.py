@@ -23,7 +23,7 @@ from handlers.callbacks import Kind
 from handlers.config import Settings
 from handlers.store import DynamoStore
 from infra.fake_telegram import FakeTelegram, callback_update, message_update
-from infra.local import OFFLINE_TABLE, LocalBot, Poller
+from infra.runner import OFFLINE_TABLE, LocalBot, Poller
 from infra.terminal import ACTION_KEYS, GROUP, PERSON, OfflineTable, plain_text
 
 ROOT = Path(__file__).resolve().parents[2]
