@@ -327,8 +327,10 @@ class MenteurBot:
 
     async def _join_link(self, message: Message) -> Outcome:
         record = self.store.load(message.chat.id)
-        if record.game is None or record.game.phase is not Phase.LOBBY:
+        if record.game is None or record.game.phase is Phase.OVER:
             screen = Screen(t(record.lang, "no_game"))
+        elif record.game.phase is not Phase.LOBBY:
+            screen = Screen(t(record.lang, "refusal_already_started"))
         else:
             link = await self._join_link_url(record.chat, record.game_no)
             screen = Screen(
@@ -497,6 +499,8 @@ class MenteurBot:
         def act(record: Record, now: float) -> Decision:
             if press.number >= len(SUPPORTED):
                 return Decision(refusal=t(record.lang, "bad_button"), outcome="refused:bad_button")
+            if record.lang == SUPPORTED[press.number]:
+                return Decision(outcome="unchanged")  # a second press on the prompt: no write
             record.lang = SUPPORTED[press.number]
             notice = Send(record.chat, Screen(t(record.lang, "language_set")))
             return Decision(write=True, extra=[notice])

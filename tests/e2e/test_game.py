@@ -171,3 +171,19 @@ def test_a_final_play_left_alone_for_45_seconds_is_let_stand_by_the_table() -> N
         assert finisher.name in announced[0].params["text"]
         assert "45" in announced[0].params["text"] or "table" in announced[0].params["text"]
         watcher.check()
+
+
+def test_join_during_a_game_says_it_has_started_and_a_repeated_language_choice_writes_nothing() -> (
+    None
+):
+    players = people("en")
+    with running_bot(seed=3) as table:
+        open_and_start(table, players)
+        table.say(Person(999, "Late"), "/join")
+        assert table.tg.messages_to(GROUP)[-1] == "The game has already started."
+        table.say(players[0], "/language")
+        prompt = table.latest(GROUP)
+        english = next(b["callback_data"] for b in table.buttons(prompt) if b["text"] == "English")
+        version = table.record().version
+        table.press(players[0], GROUP, prompt.message_id, english)
+        assert table.record().version == version
