@@ -510,6 +510,9 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # socketserver's listen backlog is 5: several bot containers opening connections at once
+    # (the load benchmark) would see connections reset.
+    request_queue_size = 1024
 
     def __init__(self, address: tuple[str, int], fake: FakeTelegram) -> None:
         self.fake = fake

@@ -1,0 +1,214 @@
+"""Cold start: what a new Lambda container pays before its first update, next to the floor.
+
+    .venv/bin/python benchmarks/cold_start.py [--runs 21] [--profile]
+
+Each run is a fresh interpreter. "Ours" is the webhook function's init as Lambda runs it:
+`import handlers.webhook` with the function's environment, which builds the container's Runtime
+at import (settings with a dummy token, a boto3 DynamoDB client bound to a dummy endpoint, the
+bot, the event loop). "Floor" is what the chosen dependencies cost by themselves:
+`import telegram` and `boto3.client("dynamodb")`. "Floor + bot" adds a `telegram.Bot` with its
+HTTP client, which any bot that sends a message must build. Runs alternate, so all three see the
+same machine, and every socket connection is refused: init must not touch the network.
+
+Prints the median time inside the process (first line to ready: what Lambda's init phase
+pays) and of the whole process (interpreter start and exit included), and ours / floor: the goal
+is <= 1.15. When over (or with --profile), it splits ours into steps, medians over as many
+runs, and lists the modules imported beyond the floor, heaviest first (python -X importtime).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GOAL = 1.15
+
+# Any connection attempt fails loudly: a cold start that calls out is a bug here.
+NO_NETWORK = """
+import socket
+def _refuse(self, *args, **kwargs):
+    raise OSError("network use during init")
+socket.socket.connect = _refuse
+socket.socket.connect_ex = _refuse
+"""
+
+OURS = """
+import time
+started = time.perf_counter()
+import handlers.webhook  # builds the Runtime: AWS_LAMBDA_FUNCTION_NAME is set, as in Lambda
+ready = time.perf_counter()
+rt = handlers.webhook.runtime()
+assert rt is handlers.webhook.runtime() and rt.store is not None, "built once, at import"
+print(ready - started)
+"""
+
+FLOOR = """
+import time
+started = time.perf_counter()
+import telegram
+import boto3
+boto3.client("dynamodb")
+print(time.perf_counter() - started)
+"""
+
+FLOOR_AND_BOT = """
+import time
+started = time.perf_counter()
+import telegram
+import boto3
+from telegram.request import HTTPXRequest
+boto3.client("dynamodb")
+request = HTTPXRequest()
+telegram.Bot("123456:COLD-START-DUMMY-TOKEN", request=request, get_updates_request=request)
+print(time.perf_counter() - started)
+"""
+
+# Ours, step by step (the Runtime built by hand, as handlers.webhook would build it).
+STEPS = """
+import time
+marks = [time.perf_counter()]
+import telegram, boto3
+client = boto3.client("dynamodb")
+marks.append(time.perf_counter())
+import engine
+marks.append(time.perf_counter())
+import handlers.webhook
+marks.append(time.perf_counter())
+from handlers import telegram_io
+from handlers.config import Settings
+settings = Settings.from_env()
+bot = telegram_io.make_bot(settings.bot_token, settings.api_base_url)
+marks.append(time.perf_counter())
+from handlers.runtime import Runtime
+from handlers.store import DynamoStore
+Runtime(settings, bot=bot, store=DynamoStore(client, settings.table_name))
+marks.append(time.perf_counter())
+print(*(b - a for a, b in zip(marks, marks[1:])))
+"""
+STEP_NAMES = (
+    "the floor: import telegram, boto3; boto3.client('dynamodb')",
+    "import engine",
+    "import handlers.webhook, the rest of handlers (no Runtime yet)",
+    "the bot's HTTP client (httpx: httpcore/h11/anyio imports, TLS context)",
+    "the rest of the Runtime (event loop, store, MenteurBot)",
+)
+
+ENVIRONMENT = {
+    # What template.yaml gives the function, with local stand-ins for the secrets.
+    "AWS_LAMBDA_FUNCTION_NAME": "menteur-webhook-cold-start",
+    "TABLE_NAME": "menteur-games",
+    "TELEGRAM_BOT_TOKEN": "123456:COLD-START-DUMMY-TOKEN",
+    "TELEGRAM_WEBHOOK_SECRET": "cold-start",
+    "AWS_ENDPOINT_URL": "http://127.0.0.1:9",  # never called: the connection would be refused
+    "AWS_ACCESS_KEY_ID": "cold",
+    "AWS_SECRET_ACCESS_KEY": "cold",
+    "AWS_DEFAULT_REGION": "eu-west-1",
+    "AWS_REGION": "eu-west-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+    "PYTHONPATH": str(ROOT),
+    "PYTHONDONTWRITEBYTECODE": "",  # bytecode caches exist in a deployed artifact too
+}
+
+
+def environment(building: bool = True) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "TELEGRAM_"))}
+    env.update(ENVIRONMENT)
+    if not building:
+        env.pop("AWS_LAMBDA_FUNCTION_NAME")
+    return {k: v for k, v in env.items() if v}
+
+
+def run_once(code: str, *flags: str, building: bool = True) -> tuple[list[float], float, str]:
+    """(the numbers the process printed, seconds of the whole process, its stderr)."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, *flags, "-c", NO_NETWORK + code],
+        cwd=ROOT,
+        env=environment(building),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"the cold start failed:\n{done.stderr}")
+    return [float(x) for x in done.stdout.split()], wall, done.stderr
+
+
+def import_times(code: str) -> dict[str, tuple[int, int]]:
+    """module → (self µs, cumulative µs), from python -X importtime."""
+    _, _, stderr = run_once(code, "-X", "importtime")
+    found = {}
+    for line in stderr.splitlines():
+        match = re.match(r"import time:\s+(\d+) \|\s+(\d+) \| ( *)(\S+)", line)
+        if match:
+            found[match[4]] = (int(match[1]), int(match[2]))
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--profile", action="store_true", help="split ours into steps anyway")
+    args = parser.parse_args()
+
+    variants = {"floor": FLOOR, "floor + bot": FLOOR_AND_BOT, "ours": OURS}
+    for code in variants.values():
+        run_once(code)  # warm the file cache and write bytecode, for all
+    inside: dict[str, list[float]] = {name: [] for name in variants}
+    whole: dict[str, list[float]] = {name: [] for name in variants}
+    load = os.getloadavg()[0]
+    for _ in range(args.runs):
+        for name, code in variants.items():
+            printed, wall, _ = run_once(code)
+            inside[name].append(printed[0] * 1000)
+            whole[name].append(wall * 1000)
+
+    median = {name: statistics.median(values) for name, values in inside.items()}
+    print(f"runs: {args.runs} of each, alternated; load average at the start: {load:.2f}")
+    labels = {
+        "floor": "floor (import telegram + boto3.client('dynamodb'))",
+        "floor + bot": "floor + a telegram.Bot with its HTTP client",
+        "ours": "ours (import handlers.webhook, Runtime built)",
+    }
+    for name, label in labels.items():
+        print(
+            f"{label:52} {median[name]:6.0f} ms inside the process, "
+            f"{statistics.median(whole[name]):6.0f} ms whole process"
+        )
+    ratio = median["ours"] / median["floor"]
+    verdict = "within" if ratio <= GOAL else "over"
+    print(
+        f"ours / floor: {ratio:.3f} (goal <= {GOAL:.2f}: {verdict}); "
+        f"ours / (floor + bot): {median['ours'] / median['floor + bot']:.3f}"
+    )
+    if ratio > GOAL or args.profile:
+        steps(args.runs)
+        heavy(import_times(OURS), import_times(FLOOR))
+
+
+def steps(runs: int) -> None:
+    measured = [run_once(STEPS, building=False)[0] for _ in range(runs)]
+    print("ours, step by step (medians):")
+    for i, name in enumerate(STEP_NAMES):
+        print(f"  {statistics.median(m[i] for m in measured) * 1000:6.1f} ms  {name}")
+
+
+def heavy(ours: dict[str, tuple[int, int]], floor: dict[str, tuple[int, int]]) -> None:
+    extra = {name: t for name, t in ours.items() if name not in floor}
+    total = sum(self_us for self_us, _ in extra.values())
+    print(f"modules imported beyond the floor: {len(extra)}, {total / 1000:.0f} ms of their own")
+    print("  (handlers.webhook's own time includes building the Runtime: it happens at import)")
+    for name, (self_us, cumulative) in sorted(extra.items(), key=lambda kv: -kv[1][0])[:12]:
+        print(f"  {self_us / 1000:7.1f} ms own, {cumulative / 1000:7.1f} ms with imports  {name}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,503 @@
+"""The whole bot on this machine, for race tests, scale tests and load benchmarks.
+
+A real dynalite process with the table built from template.yaml (or, for sequential runs, one
+shared in-memory store), one fake Telegram, and as many "containers" as a test wants: each a
+`Runtime` of its own (event loop, bot, DynamoDB client), as separate Lambda containers have.
+People press the buttons the bot drew, as Telegram delivers them: a JSON update through
+`webhook.handle`, the secret header included.
+
+`HookedStore` wraps a container's store so a test can pause or kill it at an exact point
+(after its read, before or after its write), and `Outcomes` collects the outcome each handler
+logs, so a test can tell "applied" from "refused:already_challenged" without guessing.
+
+Run as a module, it is a container that is killed right after its first successful write
+(`python -m tests.integration.stack crash-after-write CONFIG_JSON UPDATE_JSON`): a Lambda
+killed between the commit and the sends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import logging
+import os
+import random
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self
+
+from engine import Game, cards_in, parse_card
+from handlers import callbacks, webhook
+from handlers.callbacks import Kind
+from handlers.config import Settings
+from handlers.runtime import Runtime
+from handlers.store import Counts, DynamoStore, MemoryStore, Record, Store
+from infra.dynalite import Dynalite
+from infra.fake_telegram import FakeTelegram, StoredMessage
+from infra.table import create_table
+
+TOKEN = "123456:TEST-TOKEN"
+SECRET = "s3cret-webhook-token"
+TABLE = "menteur-races"
+GROUP = -1001234567890
+T0 = 1_764_400_000.0
+BOT_ID = 999000
+
+
+class Clock:
+    """A container's clock, set by the test: nothing here reads the wall clock."""
+
+    def __init__(self, now: float = T0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@dataclass(frozen=True)
+class Person:
+    id: int
+    name: str
+    lang: str = "en"
+
+
+def people(n: int, first_id: int = 101) -> list[Person]:
+    names = ("Ann", "Bob", "Chloé", "Driss", "Emma", "Farid", "Gus", "Hana")
+    return [Person(first_id + i, names[i % len(names)]) for i in range(n)]
+
+
+# --- a store that a test can stop at an exact point ----------------------------------------------
+
+Hook = Callable[[Record], None]
+
+
+class HookedStore:
+    """A store that calls hooks around its reads and writes; otherwise the store it wraps.
+
+    `after_load` runs after each read, `before_save` before each write attempt, `after_save`
+    after each write that succeeded (the commit). `commits` counts those.
+    """
+
+    def __init__(self, inner: Store) -> None:
+        self.inner = inner
+        self.counts: Counts = inner.counts
+        self.after_load: Hook | None = None
+        self.before_save: Hook | None = None
+        self.after_save: Hook | None = None
+        self.loads = 0
+        self.commits = 0
+
+    def load(self, chat: int) -> Record:
+        record = self.inner.load(chat)
+        self.loads += 1
+        if self.after_load is not None:
+            self.after_load(record)
+        return record
+
+    def save(self, record: Record, *, new_game: bool = False) -> Record:
+        if self.before_save is not None:
+            self.before_save(record)
+        saved = self.inner.save(record, new_game=new_game)
+        self.commits += 1
+        if self.after_save is not None:
+            self.after_save(saved)
+        return saved
+
+    def remember(self, chat: int, game_no: int, **kwargs: Any) -> None:
+        self.inner.remember(chat, game_no, **kwargs)
+
+    def due(self, now: float, limit: int = 100) -> list[int]:
+        return self.inner.due(now, limit)
+
+    def move(self, old_chat: int, new_chat: int) -> None:
+        self.inner.move(old_chat, new_chat)
+
+
+# --- what each handler did, from its log line ----------------------------------------------------
+
+
+class Outcomes(logging.Handler):
+    """The outcome lines the webhook and timer handlers log (one JSON object per update)."""
+
+    LOGGERS = ("menteur.webhook", "menteur.timer")
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.lines: list[dict[str, Any]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(ValueError, TypeError):
+            line = json.loads(record.getMessage())
+            if isinstance(line, dict) and "kind" in line:
+                self.lines.append(line)  # list.append is atomic: handlers run in many threads
+
+    def of(self, update_id: int) -> list[dict[str, Any]]:
+        return [line for line in self.lines if line.get("update") == update_id]
+
+    def results(self) -> list[str]:
+        return [str(line["outcome"]) for line in self.lines]
+
+    def clear(self) -> None:
+        self.lines.clear()
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[Self]:
+        loggers = [logging.getLogger(name) for name in self.LOGGERS]
+        levels = [logger.level for logger in loggers]
+        for logger in loggers:
+            logger.addHandler(self)
+            logger.setLevel(logging.INFO)
+        try:
+            yield self
+        finally:
+            for logger, level in zip(loggers, levels, strict=True):
+                logger.removeHandler(self)
+                logger.setLevel(level)
+
+
+# --- updates as Telegram sends them --------------------------------------------------------------
+
+
+class Updates:
+    """Builds Telegram updates with fresh ids (thread-safe: itertools.count is atomic)."""
+
+    def __init__(self, first: int = 1000) -> None:
+        self._ids = itertools.count(first)
+
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    @staticmethod
+    def user(person: Person) -> dict[str, Any]:
+        return {
+            "id": person.id,
+            "is_bot": False,
+            "first_name": person.name,
+            "language_code": person.lang,
+        }
+
+    @staticmethod
+    def chat(chat: int, person: Person) -> dict[str, Any]:
+        if chat > 0:
+            return {"id": chat, "type": "private", "first_name": person.name}
+        return {"id": chat, "type": "supergroup", "title": "Friday cards"}
+
+    def command(
+        self, person: Person, text: str, chat: int = GROUP, *, now: float = T0
+    ) -> dict[str, Any]:
+        length = len(text.split(maxsplit=1)[0])
+        update_id = self.next_id()
+        return {
+            "update_id": update_id,
+            "message": {
+                "message_id": update_id,
+                "date": int(now),
+                "chat": self.chat(chat, person),
+                "from": self.user(person),
+                "text": text,
+                "entities": [{"type": "bot_command", "offset": 0, "length": length}],
+            },
+        }
+
+    def press(
+        self, person: Person, chat: int, message_id: int, data: str, *, now: float = T0
+    ) -> dict[str, Any]:
+        update_id = self.next_id()
+        return {
+            "update_id": update_id,
+            "callback_query": {
+                "id": f"q{update_id}",
+                "from": self.user(person),
+                "chat_instance": str(chat),
+                "data": data,
+                "message": {
+                    "message_id": message_id,
+                    "date": int(now),
+                    "chat": self.chat(chat, person),
+                    "from": {"id": BOT_ID, "is_bot": True, "first_name": "Menteur"},
+                    "text": "",
+                },
+            },
+        }
+
+
+def event(update: dict[str, Any], secret: str = SECRET) -> dict[str, Any]:
+    """The Lambda event (Function URL / HTTP API format) of Telegram's POST of `update`."""
+    return {
+        "headers": {"X-Telegram-Bot-Api-Secret-Token": secret, "Content-Type": "application/json"},
+        "body": json.dumps(update),
+        "isBase64Encoded": False,
+    }
+
+
+@dataclass
+class Reply:
+    """The webhook's HTTP response, with the button's answer it carries, if any."""
+
+    status: int
+    answer: dict[str, Any] | None = None
+
+    @property
+    def text(self) -> str | None:
+        """The answer's text: None for a press that was applied, the reason for a refusal."""
+        return None if self.answer is None else self.answer.get("text")
+
+
+def post(rt: Runtime, update: dict[str, Any]) -> Reply:
+    """Telegram's POST of `update` to the webhook handler of container `rt`."""
+    response = webhook.handle(event(update), rt)
+    body = response.get("body")
+    return Reply(response["statusCode"], json.loads(body) if body else None)
+
+
+# --- buttons as the bot drew them ----------------------------------------------------------------
+
+
+def buttons(message: StoredMessage | None) -> list[dict[str, Any]]:
+    rows = ((message.reply_markup if message else None) or {}).get("inline_keyboard", [])
+    return [button for row in rows for button in row]
+
+
+def button(message: StoredMessage | None, kind: Kind) -> str | None:
+    """The callback data of the message's button of that kind, if it shows one."""
+    for b in buttons(message):
+        data = b.get("callback_data")
+        if data and callbacks.decode(data).kind is kind:
+            return str(data)
+    return None
+
+
+def card_buttons(message: StoredMessage | None) -> dict[int, str]:
+    """A hand message's card toggles: card → callback data."""
+    found = {}
+    for b in buttons(message):
+        data = b.get("callback_data")
+        if data and callbacks.decode(data).kind is Kind.TOGGLE:
+            found[parse_card(b["text"].removeprefix("✓"))] = str(data)
+    return found
+
+
+def shown_cards(message: StoredMessage | None) -> set[int]:
+    return set(card_buttons(message))
+
+
+def held(game: Game, player: int) -> set[int]:
+    return set(cards_in(game.hands[game.ids.index(player)]))
+
+
+# --- the stack -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Container:
+    """One Lambda container: its runtime and its (hooked) store."""
+
+    rt: Runtime
+    store: HookedStore
+    clock: Clock
+
+    def post(self, update: dict[str, Any]) -> Reply:
+        return post(self.rt, update)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.rt.close()
+
+
+class Stack:
+    """The bot's surroundings: one fake Telegram, and dynalite with the table from
+    template.yaml (or, with `memory=True`, one in-memory store shared by every container,
+    for sequential runs). Containers are made on demand and closed on exit."""
+
+    def __init__(self, *, memory: bool = False) -> None:
+        self.memory = memory
+        self.dynalite = Dynalite()
+        self.tg = FakeTelegram()
+        self.updates = Updates()
+        self.client: Any = None  # the test's own DynamoDB client, for white-box reads
+        self.shared: MemoryStore | None = MemoryStore() if memory else None
+        self._containers: list[Container] = []
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> Self:
+        try:
+            if not self.memory:
+                self.dynalite.start()
+                self.client = self.dynalite.client()
+                create_table(self.client, TABLE)
+            self.tg.start()
+        except BaseException:
+            self.dynalite.stop()
+            raise
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        for container in self._containers:
+            container.close()
+        self.tg.stop()
+        self.dynalite.stop()
+
+    def settings(self) -> Settings:
+        return Settings(
+            table_name=TABLE, bot_token=TOKEN, webhook_secret=SECRET, api_base_url=self.tg.base_url
+        )
+
+    def container(self, clock: Clock | None = None, seed: int = 0) -> Container:
+        """A new container: its own event loop, bot (HTTP client) and DynamoDB client."""
+        clock = clock or Clock()
+        inner: Store
+        if self.shared is not None:
+            inner = self.shared
+        else:
+            inner = DynamoStore(self.dynalite.client(), TABLE)
+        store = HookedStore(inner)
+        rt = Runtime(self.settings(), store=store, clock=clock)
+        rt.app.rng = random.Random(seed)
+        container = Container(rt, store, clock)
+        with self._lock:
+            self._containers.append(container)
+        return container
+
+    # --- the stored item, raw: to set a prepared game up again and again -------------------------
+
+    def snapshot(self, chat: int = GROUP) -> dict[str, Any]:
+        item: dict[str, Any] = self.client.get_item(
+            TableName=TABLE, Key={"pk": {"S": f"chat#{chat}"}}, ConsistentRead=True
+        )["Item"]
+        return item
+
+    def restore(self, item: dict[str, Any]) -> None:
+        self.client.put_item(TableName=TABLE, Item=item)
+
+    def version(self, chat: int = GROUP) -> int:
+        return int(self.snapshot(chat)["ver"]["N"])
+
+    def record(self, chat: int = GROUP) -> Record:
+        if self.shared is not None:
+            return self.shared.load(chat)
+        return DynamoStore(self.client, TABLE).load(chat)
+
+    def game(self, chat: int = GROUP) -> Game:
+        game = self.record(chat).game
+        assert game is not None
+        return game
+
+    # --- what chats show ------------------------------------------------------------------------
+
+    def table_message(self, chat: int = GROUP) -> StoredMessage:
+        message_id = self.record(chat).table_msg
+        assert message_id is not None, "no table message"
+        message = self.tg.message(chat, message_id)
+        assert message is not None
+        return message
+
+    def hand_message(self, person: Person, chat: int = GROUP) -> StoredMessage:
+        message_id = self.record(chat).hand_msgs.get(person.id)
+        assert message_id is not None, f"{person.name} has no hand message"
+        message = self.tg.message(person.id, message_id)
+        assert message is not None
+        return message
+
+
+# --- people at the table, pressing what they see -------------------------------------------------
+
+
+def open_game(stack: Stack, c: Container, players: list[Person], chat: int = GROUP) -> Game:
+    """/newgame, each player's Join button and private /start, then Start: all via the webhook."""
+    u = stack.updates
+    assert c.post(u.command(players[0], "/newgame", chat, now=c.clock())).status == 200
+    for person in players:
+        table = stack.table_message(chat)
+        join = button(table, Kind.JOIN)
+        assert join is not None
+        reply = c.post(u.press(person, chat, table.message_id, join, now=c.clock()))
+        assert reply.answer is not None and "url" in reply.answer, reply
+        payload = str(reply.answer["url"]).split("?start=")[1]
+        c.post(u.command(person, f"/start {payload}", person.id, now=c.clock()))
+    table = stack.table_message(chat)
+    start = button(table, Kind.START)
+    assert start is not None
+    c.post(u.press(players[0], chat, table.message_id, start, now=c.clock()))
+    return stack.game(chat)
+
+
+def selected(message: StoredMessage | None) -> set[int]:
+    """The cards a hand message shows as selected (ticked)."""
+    return {
+        parse_card(b["text"].removeprefix("✓"))
+        for b in buttons(message)
+        if b["text"].startswith("✓")
+    }
+
+
+def select(stack: Stack, c: Container, person: Person, cards: set[int], chat: int = GROUP) -> str:
+    """Toggle cards in the person's hand message, one press each, until exactly `cards` are
+    selected; returns the Play button's data."""
+    message = stack.hand_message(person, chat)
+    for card in sorted(selected(message) ^ cards):
+        data = card_buttons(message)[card]
+        reply = c.post(stack.updates.press(person, person.id, message.message_id, data))
+        assert reply.status == 200
+        message = stack.hand_message(person, chat)
+    play = button(message, Kind.PLAY)
+    assert play is not None, "no Play button after selecting"
+    return play
+
+
+def play_update(
+    stack: Stack, c: Container, person: Person, cards: set[int], chat: int = GROUP
+) -> dict[str, Any]:
+    """The update of the person's Play press, after selecting `cards` (not yet delivered)."""
+    data = select(stack, c, person, cards, chat)
+    message = stack.hand_message(person, chat)
+    return stack.updates.press(person, person.id, message.message_id, data, now=c.clock())
+
+
+def table_press(
+    stack: Stack, person: Person, kind: Kind, chat: int = GROUP, *, now: float = T0
+) -> dict[str, Any]:
+    """The update of the person's press of the table's Liar! or Let it stand button."""
+    table = stack.table_message(chat)
+    data = button(table, kind)
+    assert data is not None, f"the table shows no {kind.name} button"
+    return stack.updates.press(person, chat, table.message_id, data, now=now)
+
+
+# --- a container killed between its write and its sends ------------------------------------------
+
+
+def crash_after_write(config: dict[str, Any], update: dict[str, Any]) -> None:
+    """Handle `update` in this process, and die (SIGKILL) right after the write commits."""
+    os.environ.update(config["env"])
+    clock = Clock(config["now"])
+    settings = Settings(
+        table_name=config["table"],
+        bot_token=TOKEN,
+        webhook_secret=SECRET,
+        api_base_url=config["api_base_url"],
+    )
+    import boto3  # noqa: PLC0415 - only the child process needs a client from the environment
+
+    store = HookedStore(DynamoStore(boto3.client("dynamodb"), config["table"]))
+    store.after_save = lambda record: os.kill(os.getpid(), signal.SIGKILL)
+    rt = Runtime(settings, store=store, clock=clock)
+    webhook.handle(event(update), rt)
+    sys.exit(3)  # not reached: the write above kills the process
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["crash-after-write"]:
+        crash_after_write(json.loads(sys.argv[2]), json.loads(sys.argv[3]))
