@@ -33,7 +33,7 @@ _BIDI_CONTROLS = re.compile("[\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
 # What may stand between two placeholders that form one chunk: "{n} × {rank}".
 _JOINER = re.compile(r" ?× ?")
 
-COMMANDS = (
+COMMANDS = (  # the group menu, in menu order
     "newgame",
     "join",
     "leave",
@@ -41,10 +41,10 @@ COMMANDS = (
     "stop",
     "hand",
     "table",
+    "addbot",
     "rules",
     "language",
     "help",
-    "addbot",
 )
 
 

@@ -58,19 +58,7 @@ ALLOWED_UPDATES = ("message", "callback_query")
 MAX_CONNECTIONS = 40
 
 # The menus, in menu order. Descriptions come from the catalogues (handlers.text.commands).
-GROUP_COMMANDS = (
-    "newgame",
-    "join",
-    "leave",
-    "forfeit",
-    "stop",
-    "hand",
-    "table",
-    "addbot",
-    "rules",
-    "language",
-    "help",
-)
+GROUP_COMMANDS = text.COMMANDS
 PRIVATE_COMMANDS = ("start", "help", "rules")
 # /start without a payload answers in private exactly what /help does (handlers.app), so the
 # catalogues have no separate description for it; "cmd_start" would be used if one is added.

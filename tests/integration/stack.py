@@ -40,6 +40,7 @@ from handlers.store import Counts, DynamoStore, MemoryStore, Record, Store
 from infra.dynalite import Dynalite
 from infra.fake_telegram import FakeTelegram, StoredMessage
 from infra.table import create_table
+from tests.e2e.harness import Clock
 
 TOKEN = "123456:TEST-TOKEN"
 SECRET = "s3cret-webhook-token"
@@ -47,19 +48,6 @@ TABLE = "menteur-races"
 GROUP = -1001234567890
 T0 = 1_764_400_000.0
 BOT_ID = 999000
-
-
-class Clock:
-    """A container's clock, set by the test: nothing here reads the wall clock."""
-
-    def __init__(self, now: float = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 @dataclass(frozen=True)

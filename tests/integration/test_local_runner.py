@@ -25,6 +25,7 @@ from handlers.store import DynamoStore
 from infra.fake_telegram import FakeTelegram, callback_update, message_update
 from infra.runner import OFFLINE_TABLE, LocalBot, Poller
 from infra.terminal import ACTION_KEYS, GROUP, PERSON, OfflineTable, plain_text
+from tests.e2e.harness import Clock
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = 1_764_400_000.0
@@ -32,17 +33,6 @@ T0 = 1_764_400_000.0
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None, reason="Node.js (`node`) is not on PATH: dynalite cannot run"
 )
-
-
-class Clock:
-    def __init__(self, now: float = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 def offline(data: Path, clock: Clock, **options) -> OfflineTable:

@@ -223,10 +223,10 @@ def test_the_command_menu_describes_every_command_in_every_language() -> None:
         "stop",
         "hand",
         "table",
+        "addbot",
         "rules",
         "language",
         "help",
-        "addbot",
     ]
     for lang in SUPPORTED:
         menu = text.commands(lang)
