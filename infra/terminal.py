@@ -4,7 +4,7 @@ The whole production path runs: a key you press becomes the Telegram update a ta
 button sends (a callback query from your user, with the chat and id of the message holding the
 button), queued on a fake Bot API server (`infra/fake_telegram.py`) that stands for Telegram;
 the runner fetches it with getUpdates and hands it to the webhook function inside a Lambda event
-(`infra/local.py`); the bot reads and conditionally writes the game in dynalite and sends its
+(`infra/runner.py`); the bot reads and conditionally writes the game in dynalite and sends its
 screens to the fake; the terminal shows what the fake now holds, as a Telegram app would: the
 group's table message, the latest group messages (a challenge, a final play, the end) and your
 private hand, each button with its key. The timer function runs every second, so computer
