@@ -748,7 +748,8 @@ class MenteurBot:
 
 def _well_typed(update: Update) -> bool:
     """Whether the fields the bot reads have Telegram's types (python-telegram-bot does not
-    check them): ids are integers of at most 52 bits, texts are strings, a press has a presser."""
+    check them): ids are integers below 2**53 (exact in JSON), texts are strings, a press has
+    a presser."""
 
     def is_id(value: object) -> bool:
         return type(value) is int and abs(value) < 1 << 53
