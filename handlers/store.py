@@ -20,6 +20,7 @@ from engine import Game, decode, encode
 RECENT_UPDATES = 12  # a retried update comes back within a minute, after a few others
 TITLE_LENGTH = 24  # the group's title, shown in private chats; kept short to keep items small
 DUE_SHARD = "due"  # the sparse index's only partition: few games have a timer at once
+MOVE_ATTEMPTS = 6  # a migration racing moves still made on the old chat id
 
 
 class Conflict(Exception):
@@ -283,21 +284,38 @@ class DynamoStore:
         return [_chat_of(item["pk"]["S"]) for item in found.get("Items", [])]
 
     def move(self, old_chat: int, new_chat: int) -> None:
-        self.counts.reads += 1
-        item = self.client.get_item(
-            TableName=self.table, Key={"pk": {"S": _pk(old_chat)}}, ConsistentRead=True
-        ).get("Item")
-        if item is None:
-            return
-        item["pk"] = {"S": _pk(new_chat)}
-        self.counts.writes += 2
-        try:
-            self.client.put_item(
-                TableName=self.table, Item=item, ConditionExpression="attribute_not_exists(pk)"
-            )
-        except self._conditional_failed:
-            return  # already moved by a retried update
-        self.client.delete_item(TableName=self.table, Key={"pk": {"S": _pk(old_chat)}})
+        # No transactions (dynalite has none), so: copy, then delete the old item only while it
+        # is still the version copied. A move that lands on the old item in between (a hand's
+        # button still names the old chat) fails the delete and is copied again, never lost.
+        for _ in range(MOVE_ATTEMPTS):
+            self.counts.reads += 1
+            item = self.client.get_item(
+                TableName=self.table, Key={"pk": {"S": _pk(old_chat)}}, ConsistentRead=True
+            ).get("Item")
+            if item is None:
+                return
+            version = {":ver": item["ver"]}
+            item["pk"] = {"S": _pk(new_chat)}
+            self.counts.writes += 2
+            # Refused when the new chat holds this version or a later one: a retried update.
+            with contextlib.suppress(self._conditional_failed):
+                self.client.put_item(
+                    TableName=self.table,
+                    Item=item,
+                    ConditionExpression="attribute_not_exists(pk) OR ver < :ver",
+                    ExpressionAttributeValues=version,
+                )
+            try:
+                self.client.delete_item(
+                    TableName=self.table,
+                    Key={"pk": {"S": _pk(old_chat)}},
+                    ConditionExpression="ver = :ver",
+                    ExpressionAttributeValues=version,
+                )
+                return
+            except self._conditional_failed:
+                continue
+        raise Conflict(f"chat {old_chat}: kept changing while it moved to {new_chat}")
 
 
 @dataclass
@@ -392,5 +410,9 @@ class MemoryStore:
 
     def move(self, old_chat: int, new_chat: int) -> None:
         with self._lock:
-            if old_chat in self.items and new_chat not in self.items:
-                self.items[new_chat] = self.items.pop(old_chat)
+            if old_chat not in self.items:
+                return
+            copy = self.items.get(new_chat)
+            if copy is None or copy.version < self.items[old_chat].version:
+                self.items[new_chat] = self.items[old_chat]
+            del self.items[old_chat]

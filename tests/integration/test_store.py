@@ -2,25 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from engine import Join, Start, apply, open_table
 from handlers.store import Conflict, DynamoStore, MemoryStore, Record, Store
+from infra.dynalite import Dynalite
 from infra.table import create_table
 
 CHAT = -100123
 
 
-@pytest.fixture(params=["memory", "dynamodb"])
-def store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Store]:
-    if request.param == "memory":
-        yield MemoryStore()
-        return
+@contextmanager
+def moto_table(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A moto DynamoDB client with the games table."""
     for name, value in {
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
@@ -30,7 +32,31 @@ def store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> It
     with mock_aws():
         client = boto3.client("dynamodb")
         create_table(client, "games")
+        yield client
+
+
+@pytest.fixture(params=["memory", "dynamodb"])
+def store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Store]:
+    if request.param == "memory":
+        yield MemoryStore()
+        return
+    with moto_table(monkeypatch) as client:
         yield DynamoStore(client, "games")
+
+
+@pytest.fixture(params=["moto", "dynalite"])
+def client(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A DynamoDB client with the games table: moto, and dynalite (what the local runner uses)."""
+    if request.param == "moto":
+        with moto_table(monkeypatch) as client:
+            yield client
+        return
+    if shutil.which("node") is None:
+        pytest.skip("Node.js (`node`) is not on PATH: dynalite cannot run")
+    with Dynalite() as server:
+        client = server.client()
+        create_table(client, "games")
+        yield client
 
 
 def a_record(chat: int = CHAT) -> Record:
@@ -114,6 +140,58 @@ def test_a_game_moves_with_its_group_when_it_becomes_a_supergroup(store: Store) 
     store.move(-5, -1005)
     store.move(-5, -1005)  # a retried update: harmless
     assert store.load(-5).version == 0
+    assert store.load(-1005).game == a_record().game
+
+
+class Interrupted:
+    """A boto3 client on which `between` happens once, right after the first call of `after`."""
+
+    def __init__(self, client: Any, after: str, between: Callable[[], None]) -> None:
+        self.client, self.after, self.between = client, after, between
+        self.done = False
+
+    def __getattr__(self, name: str) -> Any:
+        call = getattr(self.client, name)
+        if name != self.after or self.done:
+            return call
+
+        def interrupted(**kwargs: Any) -> Any:
+            self.done = True
+            answer = call(**kwargs)
+            self.between()
+            return answer
+
+        return interrupted
+
+
+def test_a_move_made_on_the_old_chat_while_the_game_moves_is_not_lost(client: Any) -> None:
+    """A hand's button still names the old chat: its move lands between the copy and the delete."""
+    store = DynamoStore(client, "games")
+    store.save(a_record(-5), new_game=True)
+
+    def a_late_move() -> None:
+        record = store.load(-5)
+        record.note = "late"
+        store.save(record)
+
+    DynamoStore(Interrupted(client, "put_item", a_late_move), "games").move(-5, -1005)
+    moved = store.load(-1005)
+    assert (moved.note, moved.version) == ("late", 2), "copied again with the late move"
+    assert store.load(-5).version == 0
+
+
+def test_a_move_whose_delete_failed_is_finished_by_the_retry(client: Any) -> None:
+    store = DynamoStore(client, "games")
+    store.save(a_record(-5), new_game=True)
+
+    def fail() -> None:
+        raise ClientError({"Error": {"Code": "InternalServerError", "Message": "x"}}, "PutItem")
+
+    with pytest.raises(ClientError):  # the copy is made; the delete never happens
+        DynamoStore(Interrupted(client, "put_item", fail), "games").move(-5, -1005)
+    assert store.load(-5).version == 1
+    store.move(-5, -1005)  # Telegram's retry of the migration update
+    assert store.load(-5).version == 0, "no second copy left for old buttons to change"
     assert store.load(-1005).game == a_record().game
 
 
