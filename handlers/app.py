@@ -280,15 +280,10 @@ class MenteurBot:
             case "forfeit":
                 act = self._move_act(lambda record: Forfeit(user.id), None, None, message)
             case "stop":
-                outcome = await self._transact(
-                    chat, update_id, self._stop_act(user, message, admin=False), action="stop"
-                )
-                if outcome.result == "refused:not_allowed" and await telegram_io.is_admin(
-                    self.bot, chat, user.id
-                ):
-                    act = self._stop_act(user, message, admin=True)
-                    return await self._transact(chat, update_id, act, action="stop")
-                return outcome
+                # Asked first, so that one transaction decides: asking only after a refusal told
+                # an admin "not allowed" before stopping the game, and read the game twice.
+                admin = await telegram_io.is_admin(self.bot, chat, user.id)
+                act = self._stop_act(user, message, admin=admin)
             case "addbot":
                 act = self._addbot_act(message)
             case "hand":
@@ -606,8 +601,15 @@ class MenteurBot:
         return int(game.updated + self.idle_expiry + FINISHED_KEPT)
 
     def _schedule_at(self, chat: int, due: float, now: float) -> None:
-        if self.timers is not None:
+        if self.timers is None:
+            return
+        try:
             self.timers.schedule(chat, due, now)
+        except Exception:
+            # The move is committed: raising would answer 500, and Telegram's retry would be a
+            # duplicate that never sends this move's messages. The minute sweep of `due` fires
+            # the game anyway, later.
+            LOGGER.warning("could not set a timer for chat %s", chat, exc_info=True)
 
     # --- rendering what changed ----------------------------------------------------------------
 
@@ -728,8 +730,13 @@ class MenteurBot:
             await telegram_io.deliver(self.bot, notices)
         for old, new in delivery.migrated.items():
             if old == record.chat:
-                self.store.move(old, new)
-                await self._transact(new, None, self._redraw_act(), action="migration")
+                try:
+                    self.store.move(old, new)
+                    await self._transact(new, None, self._redraw_act(), action="migration")
+                except Exception:
+                    # After a commit, as above: the next update that names the new chat id
+                    # (a migrate_to_chat_id message) moves the game again.
+                    LOGGER.warning("could not move chat %s to %s", old, new, exc_info=True)
 
     def _redraw_act(self) -> Act:
         """Bug fix: after a group became a supergroup, its table's and the hands' buttons still

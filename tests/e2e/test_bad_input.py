@@ -520,10 +520,14 @@ def test_commands_in_the_wrong_chat_or_with_odd_arguments() -> None:
 
         # A group administrator may stop the game.
         table.tg.admins.add((GROUP, bob.id))
+        said = len(replies(scene, GROUP))
         table.say(bob, "/stop")
         game = table.game()
         assert game.phase is Phase.OVER and game.winner == -1
-        assert any(bob.name in text for text in replies(scene, GROUP)[-3:])
+        assert any(bob.name in text for text in replies(scene, GROUP)[said:])
+        assert t("en", "refusal_not_allowed") not in replies(scene, GROUP)[said:], (
+            "an admin is not told no before the game stops"
+        )
 
 
 def test_no_hand_ever_shows_in_a_group_message() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import boto3
+import pytest
 
 from engine import Phase
 from handlers import timer
@@ -131,3 +132,26 @@ def test_an_idle_game_ends_and_the_group_is_told() -> None:
         assert game.phase is Phase.OVER and game.stopped and game.updated == due
         assert len(table.tg.calls("sendMessage", chat_id=GROUP)) == sends + 1
         assert table.record().due is None, "nothing left to time"
+
+
+def test_a_timer_that_cannot_be_set_loses_nothing_of_the_committed_move(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """SQS failing after the commit: the final play is still announced (not a 500, whose retry
+    would be a duplicate sending nothing new), and the minute sweep ends it at the deadline."""
+    players = people("en")
+    with running_bot(seed=3) as table:
+
+        class Failing:
+            def schedule(self, chat: int, at: float, now: float) -> None:
+                raise ConnectionError("queue unreachable")
+
+        table.rt.app.timers = Failing()
+        finisher, decider, deadline = at_a_final_play(table, players)
+        final = table.group_message_with(Kind.STAND)
+        assert decider.name in (final.text or ""), "the final play was announced"
+        assert "could not set a timer" in caplog.text
+        table.clock.advance(deadline - table.clock.now)
+        table.tick()
+        game = table.game()
+        assert game.phase is Phase.OVER and game.ids[game.winner] == finisher.id
