@@ -271,7 +271,9 @@ GLOSSARY = {
     },
 }
 RUNNING_TEXT = {"en": ("picks up", "bullets", "Called: 2 × R"), "ar": ()}
-SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
+# The user's glossaries, copied beside the catalogues so that a clone checks against them.
+GLOSSARIES = Path(__file__).resolve().parents[2] / "handlers" / "i18n"
+SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"  # their source, when present
 
 
 @pytest.mark.parametrize("lang", ["en", "ar"])
@@ -295,15 +297,21 @@ def test_the_screens_name_things_with_the_glossary_words(lang: str) -> None:
     assert status.startswith(en["Expected rank"] + ": 7") and en["Pile"] in status
 
 
-@pytest.mark.skipif(not SEEDS.is_dir(), reason="the shared glossary files are not here")
 @pytest.mark.parametrize("lang", ["en", "ar"])
 def test_the_terms_above_are_the_glossary_files_own(lang: str) -> None:
-    glossary = (SEEDS / f"glossary.{lang}.txt").read_text(encoding="utf-8")
+    glossary = (GLOSSARIES / f"glossary.{lang}.txt").read_text(encoding="utf-8")
     headings = [line.split(":")[0] for line in glossary.splitlines() if ": " in line]
     terms = [h for h in headings if len(h) < 25]
     assert terms == list(GLOSSARY[lang])
     example = GLOSSARY[lang][terms[0]].format(n=2, rank="R")
     assert example in glossary
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason="the glossaries' source is not beside the clone")
+@pytest.mark.parametrize("lang", ["en", "ar"])
+def test_the_copied_glossaries_are_the_users_own(lang: str) -> None:
+    name = f"glossary.{lang}.txt"
+    assert (GLOSSARIES / name).read_bytes() == (SEEDS / name).read_bytes()
 
 
 SITE_WORDS = {"en": ("pearl", "leaderboard", "experience"), "ar": ("لآلئ", "لوحة الصدارة", "خبرة")}
