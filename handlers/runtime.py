@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import math
 import time
 from collections.abc import Callable, Coroutine
@@ -18,7 +17,7 @@ from typing import Any, TypeVar
 import boto3
 import telegram
 
-from handlers import telegram_io
+from handlers import logs, telegram_io
 from handlers.app import MenteurBot
 from handlers.config import Settings
 from handlers.store import DynamoStore, Store
@@ -56,7 +55,7 @@ class Runtime:
         clock: Callable[[], float] = time.time,
         webhook_replies: bool = True,
     ) -> None:
-        logging.getLogger().setLevel(settings.log_level)
+        logs.configure(settings.log_level, (settings.bot_token, settings.webhook_secret))
         self.settings = settings
         self.loop = asyncio.new_event_loop()
         self.bot = bot or telegram_io.make_bot(settings.bot_token, settings.api_base_url)

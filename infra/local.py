@@ -32,6 +32,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from handlers import logs
 from handlers.config import ConfigError, Settings
 from infra import terminal
 from infra.dynalite import DynaliteError
@@ -77,9 +78,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _configure_logging(path: Path | None, interrupts: Interrupts) -> None:
+def _configure_logging(path: Path | None, interrupts: Interrupts, token: str) -> None:
     """To a file in the terminal (it would garble the screen), else to stderr. Once Ctrl-C is
-    pressed, nothing more: the errors of a step cut short by dynalite's exit are expected."""
+    pressed, nothing more: the errors of a step cut short by dynalite's exit are expected.
+    The token is hidden from every line, as in Lambda (`handlers.logs`)."""
     handler: logging.Handler
     if path is None:
         handler = logging.StreamHandler()
@@ -89,8 +91,7 @@ def _configure_logging(path: Path | None, interrupts: Interrupts) -> None:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(lambda record: not interrupts.stopping_or_pending)
     logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
-    # One line per HTTP request would drown the bot's own log.
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    logs.configure(logging.INFO, [token])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
                 settings = Settings.from_env()
             except ConfigError as error:
                 sys.exit(str(error))
-            _configure_logging(None, interrupts)
+            _configure_logging(None, interrupts, token)
             # A fresh secret each run: the same check as in Lambda, with nothing to configure.
             settings = replace(
                 settings,
@@ -113,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             serve(settings, args.data, interrupts)
         else:
-            _configure_logging(args.data.parent / "offline.log", interrupts)
+            _configure_logging(args.data.parent / "offline.log", interrupts, token)
             terminal.play(args, interrupts)
     except KeyboardInterrupt:
         # The `with` blocks have stopped everything on the way out.

@@ -15,8 +15,9 @@ menu, `remove` deletes the webhook, `info` prints getWebhookInfo. `generate-secr
 value for the secret parameter.
 
 Neither the token nor the secret is ever printed: every message this script writes goes through
-`_Redactor`, and the libraries' own debug logging (which shows request URLs and parameters) is
-held at WARNING while the script runs. `TELEGRAM_API_BASE_URL` points the bot at another Bot
+`_Redactor`, the libraries' own debug logging (which shows request URLs and parameters) is
+held at WARNING while the script runs, and every log record is redacted as it is made
+(`handlers.logs`, as in the functions). `TELEGRAM_API_BASE_URL` points the bot at another Bot
 API server, as everywhere else in the project (the tests use the fake one).
 """
 
@@ -39,7 +40,7 @@ import telegram
 from telegram import BotCommand, BotCommandScopeAllGroupChats, BotCommandScopeAllPrivateChats
 from telegram.error import TelegramError
 
-from handlers import telegram_io, text
+from handlers import logs, telegram_io, text
 
 DEFAULT_STACK = "menteur"
 # The template's defaults, used when the stack cannot tell (and no flag does).
@@ -69,8 +70,6 @@ SECRET_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,256}")
 # setMyCommands: a command is 1-32 of a-z, 0-9, _; a description 1-256 characters.
 _COMMAND_PATTERN = re.compile(r"[a-z0-9_]{1,32}")
 _MAX_DESCRIPTION = 256
-
-_NOISY_LOGGERS = ("httpx", "httpcore", "telegram", "botocore", "boto3", "urllib3")
 
 
 class SetupError(Exception):
@@ -340,6 +339,7 @@ def run(opts: Options, aws: AwsClients | None, io: _Redactor) -> None:
     )
     token = read_secure_parameter(aws.ssm, token_parameter, "the bot token")
     io.hide(token)
+    logs.protect(token)
     secret = ""
     url: str | None = None
     if opts.action == "register":
@@ -352,6 +352,7 @@ def run(opts: Options, aws: AwsClients | None, io: _Redactor) -> None:
         )
         secret = read_secure_parameter(aws.ssm, secret_parameter, "the webhook secret")
         io.hide(secret)
+        logs.protect(secret)
         check_secret(secret, secret_parameter)
     elif stack is not None:
         url = stack.outputs.get(WEBHOOK_URL_OUTPUT) or None
@@ -362,7 +363,7 @@ def run(opts: Options, aws: AwsClients | None, io: _Redactor) -> None:
 def _quiet_libraries() -> Iterator[None]:
     """Hold the libraries' loggers at WARNING: at DEBUG/INFO they log request URLs (which hold
     the token) and request parameters (which hold the secret)."""
-    saved = {name: logging.getLogger(name).level for name in _NOISY_LOGGERS}
+    saved = {name: logging.getLogger(name).level for name in logs.QUIET_LOGGERS}
     for name in saved:
         logging.getLogger(name).setLevel(logging.WARNING)
     try:

@@ -227,7 +227,7 @@ def card_names(cards: set[int]) -> set[str]:
 
 
 @contextmanager
-def running_bot(seed: int = 7, dynamodb: Any = None) -> Iterator[Table]:
+def running_bot(seed: int = 7, dynamodb: Any = None, log_level: str = "INFO") -> Iterator[Table]:
     """A bot on a fake Telegram, with the table built from template.yaml: on moto, or on the
     DynamoDB-compatible server `dynamodb` (a boto3 client) when one is given."""
     with contextlib.ExitStack() as stack:
@@ -242,6 +242,7 @@ def running_bot(seed: int = 7, dynamodb: Any = None) -> Iterator[Table]:
             bot_token=TOKEN,
             webhook_secret=SECRET,
             api_base_url=tg.base_url,
+            log_level=log_level,
         )
         timers = RecordingTimers()
         rt = Runtime(settings, store=DynamoStore(dynamodb, "menteur-test"), clock=clock)

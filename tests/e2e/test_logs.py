@@ -1,0 +1,127 @@
+"""No log line holds a secret: a whole game logged at DEBUG and at INFO, every record read."""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from engine import Phase
+from handlers import logs
+from handlers.callbacks import Kind
+from handlers.store import Record
+from infra.fake_telegram import bad_request, server_error
+from tests.e2e.harness import GROUP, SECRET, TOKEN, Person, Table, running_bot
+from tests.e2e.test_game import Watcher, by_id, open_and_start, people, play_to_a_final_play
+
+SECRETS = (TOKEN, TOKEN.partition(":")[2], SECRET)
+
+
+class Everything(logging.Handler):
+    """Every record the root logger sees, whatever its level or logger."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.NOTSET)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+    def texts(self) -> Iterator[str]:
+        """Each record as every handler could show it: template, arguments, message,
+        exception and stack."""
+        for record in self.records:
+            yield str(record.msg)
+            yield repr(record.args)
+            yield record.getMessage()
+            if record.exc_info and record.exc_info[0] is not None:
+                yield "".join(traceback.format_exception(*record.exc_info))
+            yield record.exc_text or ""
+            yield record.stack_info or ""
+
+
+@contextmanager
+def everything_logged() -> Iterator[Everything]:
+    capture = Everything()
+    root = logging.getLogger()
+    root.addHandler(capture)
+    try:
+        yield capture
+    finally:
+        root.removeHandler(capture)
+
+
+def a_whole_game_with_failures(table: Table, players: list[Person]) -> None:
+    """Through the webhook and the timer, with a forged update, Telegram errors whose text
+    echoes the token, and a store failure whose exception names it."""
+    watcher = Watcher(table, players)
+    open_and_start(table, players)
+    # A proxy that echoes the URL it was asked for, token and all.
+    echo = f"wrong url https://api.telegram.org/bot{TOKEN}/editMessageText"
+    table.tg.fail_next("editMessageText", error=bad_request(echo))
+    table.tg.fail_next("sendMessage", error=server_error(502))
+    finisher = play_to_a_final_play(table, players, watcher)
+    assert table.post(table.update({"message": {}}), secret="forged").get("statusCode") == 401
+
+    # The store fails with the URL it was given in its error: the webhook logs the traceback.
+    store = table.rt.store
+    load = store.load
+
+    def failing(chat: int) -> Record:
+        raise RuntimeError(f"cannot reach https://example.invalid/{TOKEN}?secret={SECRET}")
+
+    store.load = failing  # type: ignore[method-assign]
+    assert table.say(players[0], "/table")["statusCode"] == 500
+    store.load = load  # type: ignore[method-assign]
+
+    game = table.game()
+    decider = by_id(players, game.awaited)  # type: ignore[arg-type]
+    final = table.group_message_with(Kind.STAND)
+    stand = table.button(final, Kind.STAND)
+    assert game.deadline is not None and stand is not None
+    table.clock.advance(game.deadline - table.clock.now)
+    table.tick()  # the timer lets the final play stand
+    game = table.game()
+    assert game.phase is Phase.OVER and game.ids[game.winner] == finisher.id
+    table.press(decider, GROUP, final.message_id, stand)  # too late: refused
+
+
+@pytest.mark.parametrize("level", ["DEBUG", "INFO"])
+def test_no_record_holds_the_token_its_key_or_the_webhook_secret(level: str) -> None:
+    players = people("en")
+    with everything_logged() as capture, running_bot(seed=3, log_level=level) as table:
+        a_whole_game_with_failures(table, players)
+    texts = list(capture.texts())
+    assert any("applied" in text for text in texts), "the handlers logged the game"
+    for secret in SECRETS:
+        leaks = [text for text in texts if secret.lower() in text.lower()]
+        assert not leaks, f"{secret!r} logged: {leaks[0][:300]}"
+    assert any(logs.REDACTED in text for text in texts), "the echoed token reached a record"
+
+
+def test_a_library_record_and_an_exception_are_redacted_whatever_the_logger() -> None:
+    logs.protect(TOKEN, SECRET)
+    with everything_logged() as capture:
+        logging.getLogger("telegram.ext").warning("POST %s failed", f"/bot{TOKEN}/getMe")
+        try:
+            raise ValueError(f"bad header {SECRET}")
+        except ValueError:
+            logging.getLogger("menteur").exception("update failed")
+        logging.getLogger("somewhere").error("stack", stack_info=True, extra={"x": TOKEN})
+    texts = list(capture.texts())
+    assert len(capture.records) == 3
+    assert "/bot[redacted]/getMe" in texts[2]
+    for secret in SECRETS:
+        assert not [text for text in texts if secret in text], secret
+
+
+def test_libraries_are_held_at_warning_whatever_the_level() -> None:
+    logs.configure("DEBUG", [TOKEN])
+    for name in ("httpx", "httpcore", "telegram", "botocore", "urllib3"):
+        assert logging.getLogger(name).getEffectiveLevel() == logging.WARNING, name
+    logs.configure("ERROR", [TOKEN])
+    assert logging.getLogger("httpx").getEffectiveLevel() == logging.ERROR
+    logs.configure("INFO", [TOKEN])
