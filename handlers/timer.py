@@ -13,7 +13,7 @@ import logging
 import time
 from typing import Any
 
-from handlers.app import Outcome
+from handlers.outcomes import Outcome
 from handlers.runtime import Runtime
 from handlers.webhook import runtime
 

@@ -16,9 +16,10 @@ import os
 import time
 from typing import Any
 
-from handlers.app import Busy, Outcome
 from handlers.config import Settings, secret_matches
+from handlers.outcomes import Why, ignored
 from handlers.runtime import Runtime
+from handlers.service import Busy
 
 LOGGER = logging.getLogger("menteur.webhook")
 SECRET_HEADER = "x-telegram-bot-api-secret-token"
@@ -48,7 +49,7 @@ def handle(event: dict[str, Any], rt: Runtime) -> dict[str, Any]:
         return {"statusCode": 401, "body": ""}
     data = _body(event)
     if data is None:
-        outcome = Outcome("ignored", "ignored:malformed")
+        outcome = ignored(Why.MALFORMED)
     else:
         try:
             outcome = rt.run(rt.app.handle(data))

@@ -17,7 +17,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from engine import Phase, card_name
-from handlers import app, telegram_io
+from handlers import service, telegram_io
 from handlers.callbacks import Kind
 from handlers.text import t
 from infra.fake_telegram import (
@@ -430,7 +430,7 @@ def test_a_short_storm_of_conflicts_is_absorbed(
         shouter = shouter_for(scene)
         liar = scene.liar(shouter)
         start = version(scene)
-        storm = app.MAX_ATTEMPTS - 1
+        storm = service.MAX_ATTEMPTS - 1
         scene.client.fail("update_item", conditional_failed(scene), times=storm)
         caplog.clear()
         assert table.post(liar)["statusCode"] == 200
@@ -448,7 +448,7 @@ def test_a_long_storm_of_conflicts_gets_500_then_the_retry_applies_once(
         shouter = shouter_for(scene)
         liar = scene.liar(shouter)
         start = version(scene)
-        scene.client.fail("update_item", conditional_failed(scene), times=app.MAX_ATTEMPTS)
+        scene.client.fail("update_item", conditional_failed(scene), times=service.MAX_ATTEMPTS)
         assert table.post(liar)["statusCode"] == 500
         assert version(scene) == start and challenge_messages(scene) == []
         _delivered_again_applies_once(scene, liar, start)

@@ -40,8 +40,8 @@ from engine import (
 )
 from engine import events as ev
 from handlers import callbacks, timer
-from handlers.app import GROUP_SENDS_PER_MINUTE
 from handlers.callbacks import Kind
+from handlers.delivery import GROUP_SENDS_PER_MINUTE
 from infra.fake_telegram import StoredMessage
 from tests.integration.stack import (
     GROUP,

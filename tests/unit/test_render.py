@@ -43,7 +43,7 @@ from engine import (
 )
 from engine import events as ev
 from engine.moves import Expire, Move
-from handlers import render, text
+from handlers import moments, render, text
 from handlers.callbacks import MAX_BYTES, NO_RANK, Kind, Press, decode
 from handlers.screens import Screen
 from handlers.text import FSI, PDI, RLM, SUPPORTED, isolate, language_of, t, tn
@@ -451,7 +451,7 @@ def test_the_end_shows_the_winner_and_the_final_ranking_with_cards_left() -> Non
 
 def test_a_stopped_game_says_there_is_no_winner() -> None:
     game, events = apply(lie_on_the_pile(), Stop(1), T0)
-    screen = render.table(game, CHAT, GAME_NO, "en", T0, render.note(events, game, "en"))
+    screen = render.table(game, CHAT, GAME_NO, "en", T0, moments.note(events, game, "en"))
     assert screen.buttons == ()
     assert lines_of(screen) == [
         "Menteur · stopped — no winner",
@@ -574,7 +574,7 @@ def test_hand_buttons_ignores_selected_cards_that_are_not_in_the_hand() -> None:
 
 def test_a_challenge_shows_the_turned_over_cards_the_verdict_and_who_plays_next() -> None:
     game, events = apply(lie_on_the_pile(), Shout(4, 2), T0)
-    (screen,) = render.moments(events, game, CHAT, GAME_NO, "en", T0)
+    (screen,) = moments.moments(events, game, CHAT, GAME_NO, "en", T0)
     assert lines_of(screen) == [
         "Challenge",
         "Driss: Liar!  →  Bob's play, “Called: 2 × 9”",
@@ -583,7 +583,7 @@ def test_a_challenge_shows_the_turned_over_cards_the_verdict_and_who_plays_next(
         "Driss gets the bullet back and plays next: 9.",
     ]
     assert screen.buttons == ()
-    (arabic,) = render.moments(events, game, CHAT, GAME_NO, "ar", T0)
+    (arabic,) = moments.moments(events, game, CHAT, GAME_NO, "ar", T0)
     assert lines_of(arabic)[2:4] == [
         "البطاقات المكشوفة: 3♠ 9♥",
         "كذبة! على Bob التقاط البطاقات: 3 بطاقات.",
@@ -596,7 +596,7 @@ def test_a_true_play_challenged_costs_the_accuser_the_pile_and_the_bullet() -> N
     game, _ = apply(game, Play(1, cards("2♠")), T0)
     game, _ = apply(game, Play(2, cards("4♠")), T0)
     game, events = apply(game, Shout(3, 2), T0)
-    (screen,) = render.moments(events, game, CHAT, GAME_NO, "en", T0)
+    (screen,) = moments.moments(events, game, CHAT, GAME_NO, "en", T0)
     assert lines_of(screen)[3:] == [
         "Not a lie. Chloé picks up 2 cards.",
         "Chloé loses the bullet.",
@@ -607,18 +607,18 @@ def test_a_true_play_challenged_costs_the_accuser_the_pile_and_the_bullet() -> N
 def test_a_forfeiters_exposed_lie_is_set_aside() -> None:
     game, _ = apply(lie_on_the_pile(), Forfeit(2), T0)
     game, events = apply(game, Shout(4, 2), T0)
-    (screen,) = render.moments(events, game, CHAT, GAME_NO, "en", T0)
+    (screen,) = moments.moments(events, game, CHAT, GAME_NO, "en", T0)
     assert "A lie. Bob has left the game: the 3 cards of the pile are set aside." in lines_of(
         screen
     )
-    assert render.note(events, game, "en") == t(
+    assert moments.note(events, game, "en") == t(
         "en", "note_challenge_aside", accuser="Driss", loser="Bob", n=3
     )
 
 
 def test_a_challenge_that_ends_the_game_names_nobody_to_play_next_then_the_end() -> None:
     game, events = apply(final_play(truth=True), Shout(4, 1), T0 + 3)
-    challenge, end = render.moments(events, game, CHAT, GAME_NO, "en", T0 + 3)
+    challenge, end = moments.moments(events, game, CHAT, GAME_NO, "en", T0 + 3)
     assert lines_of(challenge)[-1] == "Driss loses the bullet."
     assert "plays next" not in challenge.text
     assert lines_of(end)[:2] == ["Ann wins!", "A challenge showed the final play was true."]
@@ -627,7 +627,7 @@ def test_a_challenge_that_ends_the_game_names_nobody_to_play_next_then_the_end()
 def test_a_final_play_moment_offers_liar_and_let_it_stand_for_that_play() -> None:
     game = dealt("5♠ 5♥", "3♠ 4♠", "6♠ 7♠", "8♠", rank="5")
     game, events = apply(game, Play(1, cards("5♠ 5♥")), T0)
-    (screen,) = render.moments(events, game, CHAT, GAME_NO, "en", T0)
+    (screen,) = moments.moments(events, game, CHAT, GAME_NO, "en", T0)
     assert lines_of(screen) == [
         "Final play",
         "Ann emptied their hand: Called: 2 × 5.",
@@ -638,12 +638,12 @@ def test_a_final_play_moment_offers_liar_and_let_it_stand_for_that_play() -> Non
         ("Liar!", Press(Kind.SHOUT, CHAT, GAME_NO, 1)),
         ("Let it stand", Press(Kind.STAND, CHAT, GAME_NO, 1)),
     ]
-    assert render.note(events, game, "en") == t("en", "note_final", player="Ann", n=2, rank="5")
+    assert moments.note(events, game, "en") == t("en", "note_final", player="Ann", n=2, rank="5")
 
 
 def test_a_passed_decision_gets_its_own_message_with_a_fresh_45_seconds() -> None:
     game, events = apply(final_play(), Forfeit(2), T0 + 20)
-    (screen,) = render.moments(events, game, CHAT, GAME_NO, "en", T0 + 20)
+    (screen,) = moments.moments(events, game, CHAT, GAME_NO, "en", T0 + 20)
     assert lines_of(screen)[1:] == [
         "The player who was to decide left: Chloé now decides on Ann's final play.",
         "Chloé decides within 45 seconds: Liar! or Let it stand.",
@@ -670,18 +670,18 @@ def two_left() -> Game:
 def test_the_end_says_who_won_how_and_the_final_ranking(game: Game, move: Move, how: str) -> None:
     now = T0 + (DECISION_SECONDS if isinstance(move, Timeout) else 1)
     game, events = apply(game, move, now)
-    end = render.moments(events, game, CHAT, GAME_NO, "en", now)[-1]
+    end = moments.moments(events, game, CHAT, GAME_NO, "en", now)[-1]
     winner = game.names[game.winner]
     assert lines_of(end)[:4] == [f"{winner} wins!", how, "", "Final ranking"]
     assert len(lines_of(end)) == 4 + len(game.ids)
     assert lines_of(end)[4] == f"1. {winner} · {count(game.hands[game.winner])} cards"
-    assert plain(render.note(events, game, "en") or "") == how
+    assert plain(moments.note(events, game, "en") or "") == how
 
 
 def test_forfeited_players_rank_last_as_gone() -> None:
     game, _ = apply(two_left(), Forfeit(2), T0)
     game, events = apply(game, Forfeit(3), T0)
-    end = render.moments(events, game, CHAT, GAME_NO, "en", T0)[-1]
+    end = moments.moments(events, game, CHAT, GAME_NO, "en", T0)[-1]
     assert lines_of(end)[-5:] == [
         "Final ranking",
         "1. Driss · 44 cards",
@@ -697,7 +697,7 @@ def test_forfeited_players_rank_last_as_gone() -> None:
 )
 def test_a_stopped_game_says_by_whom_or_for_idleness(move: Move, said: str) -> None:
     game, events = apply(lie_on_the_pile(), move, T0 + 3600)
-    (screen,) = render.moments(events, game, CHAT, GAME_NO, "en", T0 + 3600)
+    (screen,) = moments.moments(events, game, CHAT, GAME_NO, "en", T0 + 3600)
     assert lines_of(screen)[0] == "Menteur · stopped — no winner"
     assert said in lines_of(screen)[1]
 
@@ -709,7 +709,7 @@ def test_calls_joins_starts_and_passed_turns_make_no_new_message() -> None:
     game, called = apply(game, Play(player, 1 << next(cards_in(game.hands[0]))), T0)
     game, passed = apply(game, Forfeit(game.ids[1]), T0)
     for events in (joined, started, called, passed):
-        assert render.moments(events, game, CHAT, GAME_NO, "en", T0) == []
+        assert moments.moments(events, game, CHAT, GAME_NO, "en", T0) == []
 
 
 # --- the table's note -----------------------------------------------------------------------------
@@ -717,18 +717,18 @@ def test_calls_joins_starts_and_passed_turns_make_no_new_message() -> None:
 
 def test_the_note_tells_the_most_telling_event_of_a_move() -> None:
     game, events = apply(lobby(2), Join(3, "Bob"), T0)
-    assert render.note(events, game, "en") == t("en", "note_joined", name="Bob")
+    assert moments.note(events, game, "en") == t("en", "note_joined", name="Bob")
     game = dealt("A♠ 2♠", "3♠ 4♠", "5♠")
     game, events = apply(game, Play(1, cards("A♠")), T0)
-    assert plain(render.note(events, game, "en") or "") == "Ann: Called: 1 × A"
+    assert plain(moments.note(events, game, "en") or "") == "Ann: Called: 1 × A"
     game, events = apply(lie_on_the_pile(), Shout(4, 2), T0)
-    assert plain(render.note(events, game, "en") or "") == (
+    assert plain(moments.note(events, game, "en") or "") == (
         "Driss: Liar! — a lie, Bob picks up 3 cards"
     )
     game, events = apply(lie_on_the_pile(), Forfeit(3), T0)  # Chloé was to play: turn passes
     assert [type(e) for e in events] == [ev.Forfeited, ev.TurnPassed]
-    assert plain(render.note(events, game, "en") or "") == "Chloé left the game (forfeit)."
-    assert render.note([], game, "en") is None
+    assert plain(moments.note(events, game, "en") or "") == "Chloé left the game (forfeit)."
+    assert moments.note([], game, "en") is None
 
 
 # --- refusals ----------------------------------------------------------------------------------
@@ -824,7 +824,7 @@ def test_the_group_never_sees_a_hand_and_a_hand_shows_only_its_owners_cards(
 ) -> None:
     for game, events, now in walk(players, seed, steps=150):
         for lang in SUPPORTED:
-            note = render.note(events, game, lang)
+            note = moments.note(events, game, lang)
             if note is not None:
                 assert "\n" not in note and not SUIT.search(note)
             table = render.table(game, CHAT, GAME_NO, lang, now, note)
@@ -833,7 +833,7 @@ def test_the_group_never_sees_a_hand_and_a_hand_shows_only_its_owners_cards(
                 for name in game.names:
                     assert isolate(name) in table.text
             challenges = [e for e in events if isinstance(e, ev.Challenged)]
-            for moment in render.moments(events, game, CHAT, GAME_NO, lang, now):
+            for moment in moments.moments(events, game, CHAT, GAME_NO, lang, now):
                 shown = set(CARD.findall(moment.text))
                 if shown:  # only a challenge turns cards over, and only its play's
                     (challenge,) = challenges

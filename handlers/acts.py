@@ -1,0 +1,253 @@
+"""What each command and button means: the chat's record as read, and the time, in; a decision out.
+
+An act never writes or sends: it changes the record it is given (the transaction writes it,
+conditionally on the version read, and runs the act again on a fresh read after a conflict) and
+says what to send besides the screens. Each act is a small frozen value, built by the router
+(`handlers.app`) from the update, decided by the transaction (`handlers.service`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine import Expire, Game, Join, MenteurError, Move, Phase, apply, open_table, settle
+from handlers import callbacks, render, timing
+from handlers.callbacks import Kind, Press
+from handlers.outcomes import Decision, Reason, Result, Why
+from handlers.screens import Button, Keyboard, Screen, Send
+from handlers.store import Record
+from handlers.text import SUPPORTED, t
+
+
+def _reply(chat: int, text: str, buttons: Keyboard = ()) -> Send:
+    return Send(chat, Screen(text, buttons))
+
+
+def _refused(text: str, reason: Reason, reply_to: int | None) -> Decision:
+    """A refusal: the answer to a button, or, for a command, a reply in the chat `reply_to`."""
+    if reply_to is None:
+        return Decision(refusal=text, result=Result.REFUSED, reason=reason)
+    return Decision(extra=[_reply(reply_to, text)], result=Result.REFUSED, reason=reason)
+
+
+@dataclass(frozen=True)
+class PlayerMove:
+    """A player's move, judged by the engine after what the clock has decided (`settle`).
+
+    From a button: `game_no` is the game it was drawn for and refusals are worded in the
+    presser's `lang`. From a command: refusals are replies in the group's language in `reply_to`.
+    """
+
+    move: Move
+    game_no: int | None = None
+    lang: str | None = None
+    reply_to: int | None = None
+
+    def decide(self, record: Record, now: float) -> Decision:
+        lang = self.lang or record.lang
+        game = record.game
+        if game is None:
+            return _refused(t(lang, "no_game"), Why.NO_GAME, self.reply_to)
+        if self.game_no is not None and self.game_no != record.game_no:
+            return _refused(t(lang, "old_game"), Why.OLD_GAME, self.reply_to)
+        game, settled = settle(game, now)
+        record.game = game
+        try:
+            record.game, events = apply(game, self.move, now)
+        except MenteurError as e:
+            decision = _refused(render.refusal(e, game, lang), e.code, self.reply_to)
+            decision.write, decision.events = bool(settled), settled
+            return decision
+        return Decision(write=True, events=settled + events)
+
+
+@dataclass(frozen=True)
+class AddBot:
+    """/addbot: seat the next computer player, "Robot N", with the first free N."""
+
+    reply_to: int
+
+    def decide(self, record: Record, now: float) -> Decision:
+        taken = set(record.game.ids) if record.game else set()
+        n = next(n for n in range(1, 10) if -n not in taken)
+        move = Join(-n, t(record.lang, "robot_name", n=n))
+        return PlayerMove(move, reply_to=self.reply_to).decide(record, now)
+
+
+@dataclass(frozen=True)
+class Seat:
+    """/start in private, from the Join button's link: seat the player at that table."""
+
+    user: int
+    name: str
+    game_no: int
+    lang: str
+
+    def decide(self, record: Record, now: float) -> Decision:
+        join = PlayerMove(Join(self.user, self.name), self.game_no, self.lang)
+        decision = join.decide(record, now)
+        private = Screen(decision.refusal or t(self.lang, "join_in_private", group=record.title))
+        decision.extra.append(Send(self.user, private))
+        decision.refusal = None  # said in the private chat already
+        if decision.write:
+            record.langs[self.user] = self.lang
+            decision.reachable.add(self.user)
+        return decision
+
+
+@dataclass(frozen=True)
+class NewGame:
+    """/newgame: a new lobby, unless a game is running."""
+
+    opener: int
+    title: str
+    lang: str
+
+    def decide(self, record: Record, now: float) -> Decision:
+        if record.game is not None and record.game.phase is not Phase.OVER:
+            return Decision(
+                extra=[_reply(record.chat, t(record.lang, "game_running"))],
+                result=Result.REFUSED,
+                reason=Why.GAME_RUNNING,
+            )
+        if record.version == 0:
+            record.lang = self.lang  # a new group speaks its opener's language until /language
+        record.game = open_table(self.opener, now)
+        record.game_no += 1
+        record.title = self.title
+        record.note = None
+        record.langs = {}
+        return Decision(write=True, new_game=True)
+
+
+@dataclass(frozen=True)
+class JoinLink:
+    """/join in the group: a button opening the private chat whose Start seats the player."""
+
+    reply_to: int
+    bot_username: str
+
+    def decide(self, record: Record, now: float) -> Decision:
+        if record.game is None or record.game.phase is Phase.OVER:
+            screen = Screen(t(record.lang, "no_game"))
+        elif record.game.phase is not Phase.LOBBY:
+            screen = Screen(t(record.lang, "refusal_already_started"))
+        else:
+            link = join_link(self.bot_username, record.chat, record.game_no)
+            button = Button(t(record.lang, "join_button"), url=link)
+            screen = Screen(t(record.lang, "open_private"), ((button,),))
+        return Decision(extra=[Send(self.reply_to, screen)])
+
+
+def join_link(bot_username: str, chat: int, game_no: int) -> str:
+    """A deep link into the private chat, whose Start seats the user (Telegram forbids a bot to
+    write first to someone who never opened a chat with it)."""
+    return f"https://t.me/{bot_username}?start=j{chat}_{game_no}"
+
+
+@dataclass(frozen=True)
+class Hand:
+    """/hand: the player's hand again, as a new private message."""
+
+    user: int
+    reply_to: int
+
+    def decide(self, record: Record, now: float) -> Decision:
+        game = record.game
+        if game is None or game.phase in (Phase.LOBBY, Phase.OVER) or self.user not in game.ids:
+            return _refused(t(record.lang, "not_playing"), Why.NOT_PLAYING, self.reply_to)
+        lang = record.lang_of(self.user)
+        screen = render.hand(game, self.user, record.chat, record.game_no, lang, now)
+        send = Send(self.user, screen, f"hand:{self.user}")
+        return Decision(extra=[send], result=Result.RESENT)
+
+
+@dataclass(frozen=True)
+class TableAgain:
+    """/table: the table again, as a new message at the bottom of the group."""
+
+    def decide(self, record: Record, now: float) -> Decision:
+        if record.game is None:
+            return Decision(extra=[_reply(record.chat, t(record.lang, "no_game"))])
+        return Decision(table_again=True, result=Result.RESENT)
+
+
+@dataclass(frozen=True)
+class Say:
+    """A fixed text from the catalogue, in the group's language (/rules, /help)."""
+
+    key: str
+    reply_to: int
+
+    def decide(self, record: Record, now: float) -> Decision:
+        return Decision(extra=[_reply(self.reply_to, t(record.lang, self.key))])
+
+
+@dataclass(frozen=True)
+class LanguagePrompt:
+    """/language: a button per supported language, each named in its own language."""
+
+    reply_to: int
+
+    def decide(self, record: Record, now: float) -> Decision:
+        buttons = tuple(
+            Button(
+                t(code, "language_name"),
+                callbacks.encode(Press(Kind.LANGUAGE, record.chat, record.game_no, i)),
+            )
+            for i, code in enumerate(SUPPORTED)
+        )
+        prompt = t(record.lang, "language_prompt")
+        return Decision(extra=[_reply(self.reply_to, prompt, (buttons,))])
+
+
+@dataclass(frozen=True)
+class SetLanguage:
+    """A language button: the group's language from now on."""
+
+    index: int
+
+    def decide(self, record: Record, now: float) -> Decision:
+        if self.index >= len(SUPPORTED):
+            return Decision(
+                refusal=t(record.lang, "bad_button"), result=Result.REFUSED, reason=Why.BAD_BUTTON
+            )
+        if record.lang == SUPPORTED[self.index]:
+            return Decision(result=Result.UNCHANGED)  # a second press on the prompt: no write
+        record.lang = SUPPORTED[self.index]
+        notice = Send(record.chat, Screen(t(record.lang, "language_set")))
+        return Decision(write=True, extra=[notice])
+
+
+@dataclass(frozen=True)
+class Tick:
+    """The timer's look at a game: the 45-second mark, a computer player's move, an idle end."""
+
+    idle_expiry: float
+
+    def decide(self, record: Record, now: float) -> Decision:
+        game: Game | None = record.game
+        if game is None or game.phase is Phase.OVER:
+            return Decision(result=Result.NOTHING_DUE)
+        game, events = settle(game, now)
+        if game.phase is not Phase.OVER and record.due is not None and now >= record.due:
+            move = timing.computer_move(record, game, now)
+            if move is None and now - game.updated >= self.idle_expiry:
+                move = Expire(self.idle_expiry)
+            if move is not None:
+                game, more = apply(game, move, now)
+                events += more
+        record.game = game
+        result = Result.APPLIED if events else Result.NOTHING_DUE
+        return Decision(write=bool(events), events=events, result=result)
+
+
+@dataclass(frozen=True)
+class Redraw:
+    """After a group became a supergroup, every button still names the old chat: draw the
+    table and every hand again for the new one."""
+
+    def decide(self, record: Record, now: float) -> Decision:
+        if record.game is None:
+            return Decision(result=Result.NOTHING_DUE)
+        return Decision(table_again=True, all_hands=True, result=Result.RESENT)

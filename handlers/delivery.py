@@ -1,0 +1,119 @@
+"""Which screens a decision owes, as requests to Telegram: pure functions of the record.
+
+After a write, the group's table is edited (or sent, the first time or after /table), the
+moments players must notice get new group messages within Telegram's flood limit, and only the
+private hands the move changed are edited. Sending them is `handlers.telegram_io`'s work.
+"""
+
+from __future__ import annotations
+
+from engine import Game, Phase
+from handlers import moments, render
+from handlers.outcomes import Decision, Result
+from handlers.screens import Edit, EditButtons, Request, Screen, Send
+from handlers.store import Record
+
+GROUP_SENDS_PER_MINUTE = 18  # Telegram allows about 20 messages a minute into one group
+SEND_WINDOW = 60.0
+
+
+def plan_moments(record: Record, decision: Decision, now: float) -> list[Screen]:
+    """The new group messages this action deserves, within Telegram's flood limit; the rest is
+    told by the table's note. Their times are written with the move (`record.sends`)."""
+    game = record.game
+    if game is None or not decision.events:
+        return []
+    note = moments.note(decision.events, game, record.lang)
+    if note is not None:
+        record.note = note
+    told = moments.moments(decision.events, game, record.chat, record.game_no, record.lang, now)
+    recent = [s for s in record.sends if now - s < SEND_WINDOW]
+    room = max(0, GROUP_SENDS_PER_MINUTE - len(recent) - (1 if record.table_msg is None else 0))
+    kept = told[-room:] if room else []  # the latest matter most: the end, then the rest
+    record.sends = recent + [now] * len(kept)
+    return kept
+
+
+def screens(
+    before: Game | None, record: Record, decision: Decision, told: list[Screen], now: float
+) -> list[Request]:
+    """Every request the decision owes: its extras, the table, the moments, the hands."""
+    requests: list[Request] = list(decision.extra)
+    game = record.game
+    duplicate = decision.result is Result.DUPLICATE
+    if game is None or not (decision.write or decision.table_again or duplicate):
+        return requests
+    chat, game_no = record.chat, record.game_no
+    table = render.table(game, chat, game_no, record.lang, now, record.note)
+    if record.table_msg is None or decision.table_again:
+        requests.append(Send(chat, table, "table"))
+        if record.table_msg is not None:
+            requests.append(EditButtons(chat, record.table_msg, ()))
+    else:
+        requests.append(Edit(chat, record.table_msg, table, "table"))
+    requests += [Send(chat, screen, "final" if screen.buttons else None) for screen in told]
+    settled = before is not None and before.phase is Phase.DECIDE
+    if settled and game.phase is not Phase.DECIDE and record.final_msg is not None:
+        # The final play is settled: its buttons go.
+        requests.append(EditButtons(chat, record.final_msg, ()))
+    if game.phase is Phase.LOBBY:
+        return requests
+    if decision.write:
+        requests += hand_requests(record, changed_hands(before, record, now))
+    elif duplicate or decision.all_hands:
+        # Telegram sends an update again only when it got no 200: the first delivery may have
+        # committed and then died before sending (a container killed or timed out). Which hands
+        # its move changed is no longer known, so all are drawn; an unchanged one costs a
+        # "message is not modified", which counts as success.
+        requests += hand_requests(record, hand_screens(record, set(game.ids), now))
+    return requests
+
+
+def changed_hands(before: Game | None, record: Record, now: float) -> dict[int, Screen]:
+    """The private hand screens that differ after the move: only those are edited."""
+    game = record.game
+    assert game is not None
+    humans = {p for p in game.ids if p > 0}
+    if before is None or before.phase is Phase.LOBBY or game.phase is Phase.OVER:
+        return hand_screens(record, humans, now)
+    # A hand's screen shows the hand, and whether its owner plays, decides, or made the final
+    # play: only those players can see a change, so only they are drawn twice.
+    touched = {
+        game.ids[s] for s, (a, b) in enumerate(zip(before.hands, game.hands, strict=True)) if a != b
+    }
+    touched |= {p for p in (before.awaited, game.awaited) if p is not None}
+    touched |= {g.ids[g.last.seat] for g in (before, game) if g.last is not None}
+    touched |= {game.ids[s] for s in game.out if s not in before.out}
+    drawn = hand_screens(record, touched & humans, now)
+    for player, screen in list(drawn.items()):
+        lang = record.lang_of(player)
+        if render.hand(before, player, record.chat, record.game_no, lang, now) == screen:
+            del drawn[player]
+    return drawn
+
+
+def hand_screens(record: Record, players: set[int], now: float) -> dict[int, Screen]:
+    """The hands of `players` (people seated in the record's running game) as they are now."""
+    game = record.game
+    if game is None or game.phase is Phase.LOBBY:
+        return {}
+    return {
+        p: render.hand(game, p, record.chat, record.game_no, record.lang_of(p), now)
+        for p in players
+        if p > 0 and p in game.ids
+    }
+
+
+def hand_requests(record: Record, drawn: dict[int, Screen]) -> list[Request]:
+    """Each hand screen as an edit of the player's hand message, or a new one if none is
+    known; nothing for a player whose private chat refuses the bot."""
+    requests: list[Request] = []
+    for player, screen in sorted(drawn.items()):
+        if player in record.unreachable:
+            continue
+        key = f"hand:{player}"
+        message = record.hand_msgs.get(player)
+        requests.append(
+            Send(player, screen, key) if message is None else Edit(player, message, screen, key)
+        )
+    return requests

@@ -1,0 +1,117 @@
+"""The values that travel between the bot's layers: what an act decided, what an update did.
+
+An act (`handlers.acts`) reads a chat's record and returns a `Decision`; the transaction
+(`handlers.service`) writes and sends what it says and returns an `Outcome`, which the entry
+points log as one JSON line. Results and reasons are enums, so callers branch on values, not on
+text.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol
+
+from engine import Code
+from engine.events import Event
+from handlers.screens import Request
+from handlers.store import Record
+
+
+class Result(StrEnum):
+    """What became of an update or a timer."""
+
+    APPLIED = "applied"  # a move or a setting was written
+    REFUSED = "refused"  # answered with a reason; nothing written
+    DUPLICATE = "duplicate"  # Telegram sent an update already applied: screens redrawn only
+    RESENT = "resent"  # a screen sent again (/table, /hand, a redraw), nothing written
+    UNCHANGED = "unchanged"  # asked for what already is (the current language again)
+    NOTHING_DUE = "nothing_due"  # a timer with nothing to do (stale, early, or no game)
+    IGNORED = "ignored"  # not for this bot, or not an update it reads
+
+
+class Why(StrEnum):
+    """The bot's own reasons, beside the engine's `Code`s, for a refusal or an ignored update."""
+
+    NO_GAME = "no_game"
+    OLD_GAME = "old_game"
+    GAME_RUNNING = "game_running"
+    NOT_PLAYING = "not_playing"
+    BAD_BUTTON = "bad_button"
+    MALFORMED = "malformed"
+    KIND = "kind"
+    NOT_A_COMMAND = "not_a_command"
+    OTHER_BOT = "other_bot"
+    UNKNOWN_COMMAND = "unknown_command"
+
+
+Reason = Code | Why
+
+
+class Via(StrEnum):
+    """How the work came: a button, a command, the timer, a chat migration, or not at all."""
+
+    PRESS = "press"
+    COMMAND = "command"
+    TIMER = "timer"
+    MIGRATION = "migration"
+    IGNORED = "ignored"
+
+
+@dataclass
+class Decision:
+    """What one attempt at an action decided, before anything is written or sent."""
+
+    write: bool = False
+    new_game: bool = False
+    events: list[Event] = field(default_factory=list)
+    refusal: str | None = None  # the answer to a refused button, in the presser's language
+    result: Result = Result.APPLIED
+    reason: Reason | None = None
+    extra: list[Request] = field(default_factory=list)  # sent along with the screens
+    reachable: set[int] = field(default_factory=set)  # players whose private chat works again
+    table_again: bool = False  # /table: a new table message at the bottom
+    all_hands: bool = False  # every hand drawn again, changed or not
+
+
+class Act(Protocol):
+    """What a command or button means: given the chat's record, as read, and the time."""
+
+    def decide(self, record: Record, now: float) -> Decision: ...
+
+
+@dataclass
+class Outcome:
+    """What one update did: the structured log line, and an optional webhook reply."""
+
+    via: Via
+    result: Result = Result.IGNORED
+    reason: Reason | None = None
+    chat: int | None = None
+    action: str = ""
+    conflicts: int = 0
+    telegram_requests: int = 0
+    reply: dict[str, Any] | None = None
+    due: float | None = None  # when the chat's timer is due after this update
+
+    @property
+    def label(self) -> str:
+        """The outcome as logged: "applied", "refused:no_bullets", "ignored:kind"."""
+        return self.result.value if self.reason is None else f"{self.result}:{self.reason}"
+
+    def log(self, update_id: int | None, started: float) -> dict[str, Any]:
+        return {
+            "update": update_id,
+            "chat": self.chat,
+            "kind": self.via.value,
+            "action": self.action,
+            "outcome": self.label,
+            "conflicts": self.conflicts,
+            "telegram_requests": self.telegram_requests,
+            "latency_ms": round((time.perf_counter() - started) * 1000, 1),
+        }
+
+
+def ignored(why: Why, chat: int | None = None) -> Outcome:
+    return Outcome(Via.IGNORED, Result.IGNORED, why, chat=chat)

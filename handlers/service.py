@@ -1,0 +1,189 @@
+"""The transaction: read a chat's record once, decide, write once on the version read, then send.
+
+On a conflict (someone wrote since the read) the act is decided again on a fresh read, so two
+racing presses are settled by the conditional write, never by luck. An update already applied
+(Telegram retries until it gets a 200) changes nothing and only redraws. Nothing raises once a
+write has committed: a failed send, timer or bookkeeping write is logged, and the next update
+heals what it left stale.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+import telegram
+from telegram import CallbackQuery
+
+from handlers import delivery, telegram_io, timing
+from handlers.acts import Redraw
+from handlers.outcomes import Act, Decision, Outcome, Result, Via
+from handlers.screens import Answer, Request, Screen, Send
+from handlers.store import Conflict, Record, Store
+from handlers.text import t
+
+LOGGER = logging.getLogger("menteur")
+
+MAX_ATTEMPTS = 6  # conditional-write conflicts tolerated before asking Telegram to retry
+
+
+class Busy(Exception):
+    """The chat's item kept changing under us, or the store failed: nothing was committed."""
+
+
+class Timers(Protocol):
+    def schedule(self, chat: int, at: float, now: float) -> None:
+        """Have the timer look at `chat` at `at` (seconds), give or take a second."""
+        ...
+
+
+class Service:
+    """What every action needs (the store, the bot, the clock, the timers) and the transaction
+    that uses them. `clock`, `sleep` and `rng` are injected so that tests replay exactly."""
+
+    def __init__(
+        self,
+        store: Store,
+        bot: telegram.Bot,
+        *,
+        clock: Callable[[], float] = time.time,
+        rng: random.Random | None = None,
+        timers: Timers | None = None,
+        idle_expiry: float = 86400.0,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        webhook_replies: bool = True,
+    ) -> None:
+        self.store = store
+        self.bot = bot
+        self.clock = clock
+        self.rng = rng or random.Random()
+        self.timers = timers
+        self.idle_expiry = idle_expiry
+        self.sleep = sleep
+        # Through a webhook, a button's answer rides on the HTTP response: no extra request.
+        self.webhook_replies = webhook_replies
+
+    async def transact(
+        self,
+        chat: int,
+        update_id: int | None,
+        act: Act,
+        *,
+        query: CallbackQuery | None = None,
+        action: str = "",
+        via: Via | None = None,
+    ) -> Outcome:
+        """Decide `act` on the chat's record and commit it (see the module's docstring).
+
+        `update_id` (None for the timer) makes a repeated update a duplicate; `query` is the
+        button press to answer, with the refusal if any.
+        """
+        if via is None:
+            via = Via.PRESS if query else (Via.TIMER if update_id is None else Via.COMMAND)
+        outcome = Outcome(via, chat=chat, action=action)
+        for attempt in range(MAX_ATTEMPTS):
+            moments: list[Screen] = []
+            now = self.clock()
+            record = self.store.load(chat)
+            before = record.game
+            if update_id is not None and update_id in record.updates:
+                decision = Decision(result=Result.DUPLICATE)
+                break
+            decision = act.decide(record, now)
+            if not decision.write:
+                break
+            if update_id is not None:
+                record.updates = [*record.updates, update_id]  # the store keeps the latest
+            moments = delivery.plan_moments(record, decision, now)
+            previous_due = record.due
+            record.due = timing.next_due(record, now, self.idle_expiry)
+            record.expires = timing.expiry(record, now, self.idle_expiry)
+            try:
+                self.store.save(record, new_game=decision.new_game)
+            except Conflict:
+                outcome.conflicts += 1
+                # Jitter, so that racing writers do not collide again in step.
+                await self.sleep(self.rng.uniform(0.005, 0.02) * (attempt + 1))
+                continue
+            if record.due is not None and record.due != previous_due:
+                self.schedule(chat, record.due, now)
+            break
+        else:
+            raise Busy(f"chat {chat}: {MAX_ATTEMPTS} conflicting writes in a row")
+        outcome.result, outcome.reason, outcome.due = decision.result, decision.reason, record.due
+        requests = delivery.screens(before, record, decision, moments, now)
+        if query is not None:
+            if decision.refusal and query.message is not None and query.message.chat.id > 0:
+                # A refused press in a private chat may come from a stale hand: redraw it.
+                presser = {query.from_user.id}
+                drawn = delivery.hand_screens(record, presser, now)
+                requests += delivery.hand_requests(record, drawn)
+            outcome.reply = self.reply_or_request(Answer(query.id, decision.refusal), requests)
+        sent = await telegram_io.deliver(self.bot, requests)
+        outcome.telegram_requests = sent.requests
+        await self._learn(record, decision, sent)
+        return outcome
+
+    def schedule(self, chat: int, due: float, now: float) -> None:
+        """Set the chat's timer; a failure is logged, never raised (the move is committed)."""
+        if self.timers is None:
+            return
+        try:
+            self.timers.schedule(chat, due, now)
+        except Exception:
+            # Raising would answer 500, and Telegram's retry would be a duplicate that never
+            # sends this move's messages. The minute sweep of `due` fires the game anyway.
+            LOGGER.warning("could not set a timer for chat %s", chat, exc_info=True)
+
+    def reply_or_request(self, answer: Answer, requests: list[Request]) -> dict[str, Any] | None:
+        """The button's answer as the webhook's reply, or as one more request to send."""
+        if self.webhook_replies:
+            return telegram_io.webhook_reply(answer)
+        requests.insert(0, answer)
+        return None
+
+    async def _learn(self, record: Record, decision: Decision, sent: telegram_io.Delivery) -> None:
+        """Keep what sending taught us: new message ids, and who cannot be reached."""
+        remembered = sent.remembered
+        hands = {int(k.split(":")[1]): v for k, v in remembered.items() if k.startswith("hand:")}
+        seated = set(record.game.ids if record.game else ())
+        newly_unreachable = (sent.unreachable & seated) - record.unreachable
+        try:
+            self.store.remember(
+                record.chat,
+                record.game_no,
+                table=remembered.get("table"),
+                final=remembered.get("final"),
+                hands=hands,
+                unreachable=newly_unreachable,
+                # A hand delivered (after /hand) shows the private chat is open again.
+                reachable=(decision.reachable | set(hands)) & record.unreachable,
+            )
+        except Exception:
+            # The move is committed: a 500 would have Telegram retry a done move. The ids lost
+            # only cost a message sent anew later.
+            LOGGER.warning("could not remember what was sent", exc_info=True)
+        if newly_unreachable and record.game is not None:
+            names = dict(zip(record.game.ids, record.game.names, strict=True))
+            notices: list[Request] = [
+                Send(record.chat, Screen(t(record.lang, "unreachable", name=names[p])))
+                for p in sorted(newly_unreachable)
+            ]
+            await telegram_io.deliver(self.bot, notices)
+        for old, new in sent.migrated.items():
+            if old == record.chat:
+                try:
+                    await self.migrate(old, new)
+                except Exception:
+                    # After a commit, as above: the next update that names the new chat id (a
+                    # migrate_to_chat_id message) moves the game again.
+                    LOGGER.warning("could not move chat %s to %s", old, new, exc_info=True)
+
+    async def migrate(self, old: int, new: int) -> Outcome:
+        """The group became a supergroup: its game moves to the new chat id, drawn anew there."""
+        self.store.move(old, new)
+        return await self.transact(new, None, Redraw(), action="migration", via=Via.MIGRATION)

@@ -1,0 +1,65 @@
+"""When the timer must look at a game next, and what computer players do when it does.
+
+A game needs the timer for three things: the 45-second mark of a final play (R14), a computer
+player's move a few seconds into its turn, and the end of a game nobody touched for a long
+while (R18). `next_due` is the earliest of them; it is written with each move, and the timer
+(an SQS delay message, the scheduled sweep as a safety net) fires at it.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+from engine import Game, Move, Phase, strategy, view
+from handlers.store import Record
+
+COMPUTER_DELAY = (3.0, 5.0)  # seconds before a computer player acts: people shout first
+FINISHED_KEPT = 7 * 24 * 3600  # a finished game's record stays this long, then expires
+IDLE_GRANULARITY = 3600.0  # an idle game ends on the hour after its expiry
+
+
+def computer_rng(record: Record, game: Game) -> random.Random:
+    """Computer players decide from the state alone, so the decision foreseen when the timer
+    is set is the one taken when it fires (and a replay takes it again)."""
+    return random.Random(f"{record.chat}/{record.game_no}/{game.plays}/{game.updated}")
+
+
+def computer_move(record: Record, game: Game, now: float) -> Move | None:
+    """The first computer player, in turn order from the one awaited, that wants to act."""
+    rng = computer_rng(record, game)
+    seats = len(game.ids)
+    start = game.turn if game.turn is not None and game.turn >= 0 else 0
+    for seat in sorted(range(seats), key=lambda s: (s - start) % seats):
+        player = game.ids[seat]
+        if player < 0 and game.in_game(seat):
+            move = strategy.choose(view(game, player, now), rng)
+            if move is not None:
+                return move
+    return None
+
+
+def next_due(record: Record, now: float, idle_expiry: float) -> float | None:
+    """When the timer must look at the record's game next, or None once it is over."""
+    game = record.game
+    if game is None or game.phase is Phase.OVER:
+        return None
+    # The idle end is due within the hour after the expiry, on the hour: `due` is the key of
+    # the timers' index, and a key that moved with every move would cost two more index
+    # writes per move (a delete and a put) for a deadline nobody needs to the second.
+    due = math.ceil((game.updated + idle_expiry) / IDLE_GRANULARITY) * IDLE_GRANULARITY
+    if game.deadline is not None:
+        due = min(due, game.deadline)
+    computers = game.phase is not Phase.LOBBY and any(p < 0 for p in game.ids)
+    if computers and computer_move(record, game, now) is not None:
+        delay = computer_rng(record, game).uniform(*COMPUTER_DELAY)
+        due = min(due, now + delay)
+    return due
+
+
+def expiry(record: Record, now: float, idle_expiry: float) -> int:
+    """When DynamoDB may delete the record: a while after the game ends or would expire."""
+    game = record.game
+    if game is None or game.phase is Phase.OVER:
+        return int(now + FINISHED_KEPT)
+    return int(game.updated + idle_expiry + FINISHED_KEPT)
