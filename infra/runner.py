@@ -29,7 +29,7 @@ from typing import Any, Self
 from telegram.error import Conflict, InvalidToken, NetworkError, TelegramError
 from telegram.warnings import PTBUserWarning
 
-from handlers import telegram_io, timer, webhook
+from handlers import registration, telegram_io, timer, webhook
 from handlers.config import Settings
 from handlers.runtime import Runtime
 from handlers.store import DynamoStore
@@ -44,8 +44,6 @@ OFFLINE_TABLE = "menteur-offline"  # the terminal's: its fake group never mixes 
 TICK_SECONDS = 1.0  # the timer's sweep, in place of the one-minute scheduled rule
 POLL_TIMEOUT = 1  # seconds a getUpdates waits for an update: a tick comes after each poll
 RETRY_PAUSE = 2.0  # after a network error, or an update the handler asked to have again
-# The update types the bot reads; the deployed webhook asks Telegram for the same.
-ALLOWED_UPDATES = ["message", "callback_query"]
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 BAD_TOKEN = "Telegram refused TELEGRAM_BOT_TOKEN: check it with @BotFather."
 LOGGER = logging.getLogger("menteur.local")
@@ -254,7 +252,11 @@ class Poller:
         return handled
 
     def _get_updates(self, timeout: int) -> list[dict[str, Any]]:
-        params: dict[str, Any] = {"timeout": timeout, "allowed_updates": ALLOWED_UPDATES}
+        # The update types the deployed webhook asks for: the same code sees the same updates.
+        params: dict[str, Any] = {
+            "timeout": timeout,
+            "allowed_updates": list(registration.ALLOWED_UPDATES),
+        }
         if self.offset is not None:
             params["offset"] = self.offset
         bot = self.local.rt.bot

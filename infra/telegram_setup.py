@@ -1,18 +1,21 @@
-"""Point Telegram at a deployed stack: the one step left after `sam deploy`.
+"""Check and repair the bot's registration with Telegram by hand.
 
+    python -m infra.telegram_setup info     [--stack NAME] [--region R]
     python -m infra.telegram_setup register [--stack NAME] [--region R] [--drop-pending-updates]
     python -m infra.telegram_setup commands [--stack NAME] [--region R]
     python -m infra.telegram_setup remove   [--stack NAME] [--region R] [--drop-pending-updates]
-    python -m infra.telegram_setup info     [--stack NAME] [--region R]
     python -m infra.telegram_setup generate-secret
 
-`register` reads the stack's `WebhookUrl` output (CloudFormation), the bot token and the webhook
-secret (the SSM SecureString parameters that the stack's `BotTokenParameterName` and
-`WebhookSecretParameterName` parameters name, or `--token-parameter`/`--secret-parameter`), then
-calls setWebhook with the secret and the update types the bot handles, and sets the command
-menu in every catalogue language for group chats and private chats. `commands` sets only the
-menu, `remove` deletes the webhook, `info` prints getWebhookInfo. `generate-secret` prints a new
-value for the secret parameter.
+`sam deploy` registers the bot itself (the stack's custom resource, `handlers.custom_resource`)
+and `sam delete` removes the webhook; this script is for looking and for repairs. `info` prints
+getWebhookInfo next to the stack's URL. `register` does what the deployment does: it reads the
+stack's `WebhookUrl` output (CloudFormation), the bot token and the webhook secret (the SSM
+SecureString parameters that the stack's `BotTokenParameterName` and
+`WebhookSecretParameterName` parameters name, or `--token-parameter`/`--secret-parameter`),
+then calls setWebhook with the secret and the update types the bot handles, and sets the
+command menu in every catalogue language for group chats and private chats (all defined once,
+in `handlers.registration`). `commands` sets only the menus, `remove` deletes the webhook.
+`generate-secret` prints a new value for the secret parameter.
 
 Neither the token nor the secret is ever printed: every message this script writes goes through
 `_Redactor`, the libraries' own debug logging (which shows request URLs and parameters) is
@@ -37,10 +40,10 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 import telegram
-from telegram import BotCommand, BotCommandScopeAllGroupChats, BotCommandScopeAllPrivateChats
 from telegram.error import TelegramError
 
-from handlers import logs, telegram_io, text
+from handlers import logs, registration, telegram_io
+from handlers.registration import MAX_CONNECTIONS, RegistrationError, read_secure_parameter
 
 DEFAULT_STACK = "menteur"
 # The template's defaults, used when the stack cannot tell (and no flag does).
@@ -50,29 +53,8 @@ TOKEN_PARAMETER_KEY = "BotTokenParameterName"
 SECRET_PARAMETER_KEY = "WebhookSecretParameterName"
 WEBHOOK_URL_OUTPUT = "WebhookUrl"
 
-# What handlers.app.MenteurBot.handle reads: callback queries (buttons) and messages (commands,
-# including the service message of a group migrating to a supergroup). Anything else would only
-# cost an invocation to be ignored.
-ALLOWED_UPDATES = ("message", "callback_query")
-# Telegram's default. Updates for one chat come one at a time anyway; this bounds how many chats
-# are served at once. The HTTP API throttles at 25 requests/s (burst 50) in front of it.
-MAX_CONNECTIONS = 40
 
-# The menus, in menu order. Descriptions come from the catalogues (handlers.text.commands).
-GROUP_COMMANDS = text.COMMANDS
-PRIVATE_COMMANDS = ("start", "help", "rules")
-# /start without a payload answers in private exactly what /help does (handlers.app), so the
-# catalogues have no separate description for it; "cmd_start" would be used if one is added.
-_SAME_AS = {"start": "help"}
-
-# setWebhook's secret_token: 1-256 characters of A-Z, a-z, 0-9, _ and -.
-SECRET_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,256}")
-# setMyCommands: a command is 1-32 of a-z, 0-9, _; a description 1-256 characters.
-_COMMAND_PATTERN = re.compile(r"[a-z0-9_]{1,32}")
-_MAX_DESCRIPTION = 256
-
-
-class SetupError(Exception):
+class SetupError(RegistrationError):
     """Something the operator has to fix; the message says what (and never holds a secret)."""
 
 
@@ -110,9 +92,7 @@ class Stack:
                 f"stack {self.name!r} has no {WEBHOOK_URL_OUTPUT} output: is it this project's "
                 "stack, and did its deployment finish?"
             )
-        if not url.startswith("https://"):
-            raise SetupError(f"the stack's {WEBHOOK_URL_OUTPUT} is not an https URL: {url}")
-        return url
+        return registration.check_url(url)
 
 
 def read_stack(cloudformation: Any, name: str) -> Stack:
@@ -137,75 +117,13 @@ def read_stack(cloudformation: Any, name: str) -> Stack:
     return Stack(name, outputs, parameters)
 
 
-def read_secure_parameter(ssm: Any, name: str, what: str) -> str:
-    """The decrypted value of an SSM parameter; errors name the parameter, never the value."""
-    try:
-        answer = ssm.get_parameter(Name=name, WithDecryption=True)
-    except Exception as error:
-        if "ParameterNotFound" in type(error).__name__ or "ParameterNotFound" in str(error):
-            raise SetupError(
-                f"the SSM parameter {name!r} ({what}) does not exist: create it with "
-                f"`aws ssm put-parameter --type SecureString --name {name} --value ...` "
-                "(see the README's Deploy to AWS)"
-            ) from None
-        raise SetupError(f"cannot read the SSM parameter {name!r} ({what}): {error}") from None
-    value = str(answer["Parameter"]["Value"])
-    if not value or value != value.strip():
-        raise SetupError(
-            f"the SSM parameter {name!r} ({what}) is empty or has spaces or a line break "
-            "around it: put it again without them"
-        )
-    return value
-
-
 # ---------------------------------------------------------------------------------------------
-# What to send to Telegram.
+# The webhook secret.
 
 
 def generate_secret() -> str:
     """A new webhook secret: 64 characters of A-Z a-z 0-9 _ - (384 random bits)."""
     return secrets.token_urlsafe(48)
-
-
-def check_secret(secret: str, parameter: str) -> None:
-    if not SECRET_PATTERN.fullmatch(secret):
-        raise SetupError(
-            f"the webhook secret in {parameter!r} is not a valid secret token (1-256 "
-            "characters of A-Z a-z 0-9 _ -): make one with "
-            "`python -m infra.telegram_setup generate-secret` and put it again"
-        )
-
-
-@dataclass(frozen=True)
-class Menu:
-    """One setMyCommands call."""
-
-    scope: str  # "group" or "private"
-    language: str | None  # None: the default menu (English)
-    commands: tuple[tuple[str, str], ...]
-
-
-def menus() -> list[Menu]:
-    """Every menu to set: group and private chats, the default (English) and each language."""
-    result = []
-    for lang in text.SUPPORTED:
-        language = None if lang == text.DEFAULT else lang
-        described = dict(text.commands(lang))
-        for scope, names in (("group", GROUP_COMMANDS), ("private", PRIVATE_COMMANDS)):
-            commands = tuple((name, _description(described, name)) for name in names)
-            result.append(Menu(scope, language, commands))
-    return result
-
-
-def _description(described: dict[str, str], name: str) -> str:
-    description = described.get(name) or described.get(_SAME_AS.get(name, ""), "")
-    if not _COMMAND_PATTERN.fullmatch(name) or not 1 <= len(description) <= _MAX_DESCRIPTION:
-        raise SetupError(f"/{name} has no usable menu description in the catalogues")
-    return description
-
-
-def _scope(name: str) -> telegram.BotCommandScope:
-    return BotCommandScopeAllGroupChats() if name == "group" else BotCommandScopeAllPrivateChats()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -248,34 +166,28 @@ class _Redactor:
 
 
 async def _register(bot: telegram.Bot, url: str, secret: str, opts: Options, io: _Redactor) -> None:
-    await bot.set_webhook(
+    await registration.set_webhook(
+        bot,
         url,
-        secret_token=secret,
-        allowed_updates=list(ALLOWED_UPDATES),
+        secret,
         max_connections=opts.max_connections,
-        drop_pending_updates=opts.drop_pending_updates or None,
+        drop_pending_updates=opts.drop_pending_updates,
     )
     io.say(f"Webhook set: {url}")
     io.say(
-        f"  updates: {', '.join(ALLOWED_UPDATES)}; at most {opts.max_connections} connections; "
+        f"  updates: {', '.join(registration.ALLOWED_UPDATES)}; at most "
+        f"{opts.max_connections} connections; "
         f"pending updates {'dropped' if opts.drop_pending_updates else 'kept'}"
     )
 
 
 async def _set_commands(bot: telegram.Bot, io: _Redactor) -> None:
-    done = []
-    for menu in menus():
-        await bot.set_my_commands(
-            [BotCommand(name, description) for name, description in menu.commands],
-            scope=_scope(menu.scope),
-            language_code=menu.language,
-        )
-        done.append(f"{menu.scope}/{menu.language or 'default'} ({len(menu.commands)})")
-    io.say("Command menus set: " + ", ".join(done))
+    done = await registration.set_menus(bot)
+    io.say("Command menus set: " + ", ".join(map(str, done)))
 
 
 async def _remove(bot: telegram.Bot, opts: Options, io: _Redactor) -> None:
-    await bot.delete_webhook(drop_pending_updates=opts.drop_pending_updates or None)
+    await registration.delete_webhook(bot, drop_pending_updates=opts.drop_pending_updates)
     dropped = " (pending updates dropped)" if opts.drop_pending_updates else ""
     io.say(f"Webhook deleted{dropped}: Telegram now keeps updates for getUpdates.")
 
@@ -353,7 +265,7 @@ def run(opts: Options, aws: AwsClients | None, io: _Redactor) -> None:
         secret = read_secure_parameter(aws.ssm, secret_parameter, "the webhook secret")
         io.hide(secret)
         logs.protect(secret)
-        check_secret(secret, secret_parameter)
+        registration.check_secret(secret, secret_parameter)
     elif stack is not None:
         url = stack.outputs.get(WEBHOOK_URL_OUTPUT) or None
     asyncio.run(_talk(opts, token, secret, url, io))
@@ -442,7 +354,7 @@ def main(
     try:
         with _quiet_libraries():
             run(opts, aws, io)
-    except SetupError as error:
+    except RegistrationError as error:
         io.fail(str(error))
         return 1
     except TelegramError as error:

@@ -187,6 +187,13 @@ def test_long_polling_hands_each_update_to_the_webhook_handler_and_performs_its_
             assert poller.offset == 43
             assert poller.poll_once(0) == 0
             assert tg.calls("getUpdates")[-1].params["offset"] == 43
+            # The update types the deployed webhook asks for, the bot's own membership included.
+            for call in tg.calls("getUpdates"):
+                assert call.params["allowed_updates"] == [
+                    "message",
+                    "callback_query",
+                    "my_chat_member",
+                ]
             assert local.rt.store.load(GROUP).updates == [41]  # the press wrote nothing
 
 

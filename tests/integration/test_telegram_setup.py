@@ -21,8 +21,8 @@ import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
 
+from handlers import registration
 from handlers.text import COMMANDS, commands
-from infra import telegram_setup
 from infra.fake_telegram import FakeTelegram, bad_request
 from infra.telegram_setup import AwsClients, main
 
@@ -144,7 +144,9 @@ def test_register_sets_the_webhook_with_the_secret_and_the_updates_the_bot_handl
     assert call.token == TOKEN
     assert call.params["url"] == URL
     assert call.params["secret_token"] == SECRET
-    assert call.params["allowed_updates"] == ["message", "callback_query"]
+    # my_chat_member: the bot learns it was removed from a group. A list replaces Telegram's
+    # default set, so it must be named.
+    assert call.params["allowed_updates"] == ["message", "callback_query", "my_chat_member"]
     assert call.params["max_connections"] == 40
     assert call.params["drop_pending_updates"] is True
     assert tg.webhook_url == URL
@@ -194,7 +196,7 @@ def test_register_sets_both_menus_in_english_by_default_and_in_arabic(
 
 
 def test_the_group_menu_lists_every_command_the_catalogues_describe() -> None:
-    assert set(telegram_setup.GROUP_COMMANDS) == set(COMMANDS)
+    assert set(registration.GROUP_COMMANDS) == set(COMMANDS)
 
 
 def test_commands_sets_only_the_menus(run: Run, tg: FakeTelegram) -> None:
