@@ -144,10 +144,49 @@ def test_ssm_read_is_scoped_to_exactly_the_two_parameters(template):
         assert not any("SSM" in str(p) or "KMS" in str(p) for p in policies if "Ref" not in p)
 
 
+def _dynamodb_grants(template: dict[str, Any], name: str) -> list[tuple[list[str], Any]]:
+    """(actions, resource) of every DynamoDB statement a function's policies grant."""
+    resources = template["Resources"]
+    found = []
+    for policy in resources[name]["Properties"]["Policies"]:
+        assert isinstance(policy, dict), policy
+        if "Ref" in policy:
+            statements = resources[policy["Ref"]]["Properties"]["PolicyDocument"]["Statement"]
+        else:
+            statements = policy.get("Statement", [])
+            # SAM's policy templates: none may reach DynamoDB (DynamoDBCrudPolicy grants Scan,
+            # BatchWriteItem, the whole index set...).
+            assert not any("DynamoDB" in key for key in policy), policy
+        for statement in statements:
+            actions = _as_list(statement["Action"])
+            if any(a.startswith("dynamodb:") for a in actions):
+                assert statement["Effect"] == "Allow"
+                found.append((sorted(actions), statement["Resource"]))
+    return found
+
+
+def test_each_function_may_make_only_the_dynamodb_calls_its_code_makes(template):
+    # handlers/store.py: load (GetItem), save and remember (UpdateItem), move (GetItem, PutItem,
+    # DeleteItem: either function may learn while sending that a group became a supergroup),
+    # due (Query on DueIndex: the timer's sweep).
+    items = (
+        ["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"],
+        {"Fn::GetAtt": ["GamesTable", "Arn"]},
+    )
+    index = (["dynamodb:Query"], {"Fn::Sub": "${GamesTable.Arn}/index/DueIndex"})
+    assert _dynamodb_grants(template, "WebhookFunction") == [items]
+    assert sorted(map(json.dumps, _dynamodb_grants(template, "TimerFunction"))) == sorted(
+        map(json.dumps, [items, index])
+    )
+    # The index the grant names is the one the store queries.
+    (index_spec,) = template["Resources"]["GamesTable"]["Properties"]["GlobalSecondaryIndexes"]
+    assert index_spec["IndexName"] == "DueIndex"
+
+
 def test_functions_reach_only_the_games_table_and_the_timer_queue(template):
     for name in FUNCTIONS:
         policies = template["Resources"][name]["Properties"]["Policies"]
-        assert {"DynamoDBCrudPolicy": {"TableName": {"Ref": "GamesTable"}}} in policies
+        assert {"Ref": "GamesTableItemsPolicy"} in policies
         assert {
             "SQSSendMessagePolicy": {"QueueName": {"Fn::GetAtt": ["TimerQueue", "QueueName"]}}
         } in policies
