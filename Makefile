@@ -1,4 +1,4 @@
-# Build rules for `sam build` (template.yaml sets `BuildMethod: makefile` on both functions).
+# Build rules for `sam build` (template.yaml sets `BuildMethod: makefile` on every function).
 #
 # sam's own Python builder reads only a requirements.txt and ignores pyproject.toml, so each
 # function is built by installing this project with pip: the artifact holds the packages that
@@ -21,7 +21,8 @@ PIP_TARGET_FLAGS = --disable-pip-version-check --no-cache-dir \
 	--platform manylinux2014_aarch64 --implementation cp --python-version 3.12 \
 	--only-binary=:all:
 
-.PHONY: build-WebhookFunction build-TimerFunction
+.PHONY: build-WebhookFunction build-TimerFunction build-RegistrationFunction
 
-build-WebhookFunction build-TimerFunction:
+# One artifact for all three: the same project, whatever the function's handler.
+build-WebhookFunction build-TimerFunction build-RegistrationFunction:
 	$(PYTHON) -m pip install $(PIP_TARGET_FLAGS) --target "$(ARTIFACTS_DIR)" .

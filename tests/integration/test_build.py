@@ -2,11 +2,12 @@
 
 `sam build` runs the Makefile, which runs `pip install --target ARTIFACTS_DIR .` with flags that
 pick Linux arm64 wheels for CPython 3.12. This test runs that same pip command (the flags are
-read from the Makefile, so the two cannot drift) into a temporary folder, then imports both
-Lambda handlers in a fresh interpreter whose only import path besides the standard library is
-that folder, and runs each handler once the way Lambda would. It catches a module missing from
-the package list, a catalogue file left out of the package data, a run-time import of a
-development-only package (PyYAML, moto, ...), and a dependency without an arm64 wheel.
+read from the Makefile, so the two cannot drift) into a temporary folder, then imports the
+three Lambda handlers in a fresh interpreter whose only import path besides the standard library
+is that folder, and runs each once the way Lambda would (the custom resource's with a Delete
+request, answered to a local stand-in for CloudFormation's pre-signed URL). It catches a module
+missing from the package list, a catalogue file left out of the package data, a run-time import
+of a development-only package (PyYAML, moto, ...), and a dependency without an arm64 wheel.
 
 Why a wheel cache rather than `--no-deps`: with `--no-deps` the artifact would hold only the
 project, and its imports could only succeed through the test environment's site-packages, which
@@ -70,12 +71,54 @@ artifact = sys.argv[1]
 stdlib = (sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib"))
 sys.path.insert(0, artifact)
 import handlers.webhook, handlers.timer  # with AWS_LAMBDA_FUNCTION_NAME set: the init phase
+import handlers.custom_resource
 import engine
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
 
 webhook = handlers.webhook.lambda_handler(
     {"headers": {"x-telegram-bot-api-secret-token": "forged"}, "body": "{}"}, None
 )
 timer = handlers.timer.lambda_handler({"Records": []}, None)
+
+# The custom resource, deleted: SSM cannot be reached (a closed port), yet CloudFormation gets
+# its answer, PUT to this stand-in for the pre-signed URL.
+answers = []
+
+class ResponseUrl(BaseHTTPRequestHandler):
+    def do_PUT(self):
+        answers.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+class Context:
+    def get_remaining_time_in_millis(self):
+        return 60_000
+
+server = HTTPServer(("127.0.0.1", 0), ResponseUrl)
+threading.Thread(target=server.handle_request, daemon=True).start()
+handlers.custom_resource.lambda_handler(
+    {
+        "RequestType": "Delete",
+        "ResponseURL": f"http://127.0.0.1:{server.server_address[1]}/response",
+        "StackId": "arn:aws:cloudformation:us-east-1:123456789012:stack/menteur/1",
+        "RequestId": "request-1",
+        "LogicalResourceId": "TelegramRegistration",
+        "PhysicalResourceId": "menteur-TelegramRegistration",
+        "ResourceType": "Custom::TelegramRegistration",
+        "ResourceProperties": {
+            "WebhookUrl": "https://example.execute-api.us-east-1.amazonaws.com/webhook",
+            "BotTokenParameterName": "/menteur/telegram-bot-token",
+            "WebhookSecretParameterName": "/menteur/telegram-webhook-secret",
+        },
+    },
+    Context(),
+)
+server.server_close()
 outside = sorted(
     name
     for name, module in list(sys.modules.items())
@@ -85,6 +128,7 @@ outside = sorted(
 print(json.dumps({
     "webhook": webhook,
     "timer": timer,
+    "custom_resource": answers,
     "outside": outside,
     "handlers": handlers.__file__,
     "telegram": sys.modules["telegram"].__file__,
@@ -227,7 +271,7 @@ def test_the_artifact_holds_the_project_and_its_dependencies_only(artifact: Path
     assert {"en.json", "ar.json"} <= catalogues
 
 
-def test_both_handlers_import_and_run_from_the_artifact_alone(artifact: Path) -> None:
+def test_every_handler_imports_and_runs_from_the_artifact_alone(artifact: Path) -> None:
     # -I: no PYTHON* variables, no user site, not the current folder; -S: no site-packages.
     done = subprocess.run(
         [sys.executable, "-I", "-S", "-c", PROBE, str(artifact)],
@@ -247,3 +291,8 @@ def test_both_handlers_import_and_run_from_the_artifact_alone(artifact: Path) ->
     # A forged request is refused before anything is read; an empty SQS batch fails nothing.
     assert seen["webhook"]["statusCode"] == 401
     assert seen["timer"] == {"batchItemFailures": []}
+    # A stack whose parameters cannot be read is still deletable, and CloudFormation is told.
+    (answer,) = seen["custom_resource"]
+    assert answer["Status"] == "SUCCESS"
+    assert answer["RequestId"] == "request-1"
+    assert "webhook was left as it was" in answer["Reason"]

@@ -15,6 +15,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from handlers import custom_resource
 from infra.dynalite import Dynalite
 from infra.table import (
     TEMPLATE,
@@ -27,7 +28,8 @@ from infra.table import (
 )
 
 REGION = "us-east-1"
-FUNCTIONS = ("WebhookFunction", "TimerFunction")
+GAME_FUNCTIONS = ("WebhookFunction", "TimerFunction")
+FUNCTIONS = (*GAME_FUNCTIONS, "RegistrationFunction")
 SECRET_PARAMETERS = ("BotTokenParameterName", "WebhookSecretParameterName")
 
 needs_node = pytest.mark.skipif(
@@ -99,10 +101,14 @@ def test_functions_run_python_3_12_or_newer_on_arm64(template):
 def test_handlers_and_timeouts_are_the_designed_ones(template):
     webhook = _function(template, "WebhookFunction")
     timer = _function(template, "TimerFunction")
+    registration = _function(template, "RegistrationFunction")
     assert webhook["Handler"] == "handlers.webhook.lambda_handler"
     assert timer["Handler"] == "handlers.timer.lambda_handler"
+    assert registration["Handler"] == "handlers.custom_resource.lambda_handler"
     assert webhook["Timeout"] == 15
     assert timer["Timeout"] == 30
+    # The custom resource answers CloudFormation with time to spare before its own timeout.
+    assert registration["Timeout"] - custom_resource.ANSWER_RESERVE >= 30
 
 
 def test_no_secret_is_in_the_environment_only_the_names_of_its_parameters(template):
@@ -137,7 +143,7 @@ def test_ssm_read_is_scoped_to_exactly_the_two_parameters(template):
     for statement in kms:
         condition = statement["Condition"]["StringEquals"]["kms:ViaService"]
         assert condition == {"Fn::Sub": "ssm.${AWS::Region}.amazonaws.com"}
-    # Both functions carry the policy, and nothing else grants SSM or KMS.
+    # Every function carries the policy, and nothing else grants SSM or KMS.
     for name in FUNCTIONS:
         policies = template["Resources"][name]["Properties"]["Policies"]
         assert {"Ref": "TelegramSecretsReadPolicy"} in policies
@@ -178,18 +184,56 @@ def test_each_function_may_make_only_the_dynamodb_calls_its_code_makes(template)
     assert sorted(map(json.dumps, _dynamodb_grants(template, "TimerFunction"))) == sorted(
         map(json.dumps, [items, index])
     )
+    assert _dynamodb_grants(template, "RegistrationFunction") == []
     # The index the grant names is the one the store queries.
     (index_spec,) = template["Resources"]["GamesTable"]["Properties"]["GlobalSecondaryIndexes"]
     assert index_spec["IndexName"] == "DueIndex"
 
 
 def test_functions_reach_only_the_games_table_and_the_timer_queue(template):
-    for name in FUNCTIONS:
+    for name in GAME_FUNCTIONS:
         policies = template["Resources"][name]["Properties"]["Policies"]
         assert {"Ref": "GamesTableItemsPolicy"} in policies
         assert {
             "SQSSendMessagePolicy": {"QueueName": {"Fn::GetAtt": ["TimerQueue", "QueueName"]}}
         } in policies
+    # The custom resource reads the two parameters and talks to Telegram: nothing else.
+    policies = template["Resources"]["RegistrationFunction"]["Properties"]["Policies"]
+    assert policies == [{"Ref": "TelegramSecretsReadPolicy"}]
+
+
+def test_the_custom_resource_registers_the_stack_and_changes_with_what_it_registers(template):
+    resource = template["Resources"]["TelegramRegistration"]
+    assert resource["Type"].startswith("Custom::")
+    assert resource["DependsOn"] == "WebhookFunction"
+    properties = resource["Properties"]
+    assert properties["ServiceToken"] == {"Fn::GetAtt": ["RegistrationFunction", "Arn"]}
+    assert 60 < properties["ServiceTimeout"] <= 3600
+    # The URL registered is the one the stack reports.
+    assert properties["WebhookUrl"] == template["Outputs"]["WebhookUrl"]["Value"]
+    for parameter in SECRET_PARAMETERS:
+        assert properties[parameter] == {"Ref": parameter}
+    # An Update (a new registration) when the operator rotates the secrets or the code changes.
+    assert properties["SecretsRevision"] == {"Ref": "SecretsRevision"}
+    assert properties["CodeVersion"] == {"Ref": "RegistrationFunction.Version"}
+    assert _function(template, "RegistrationFunction")["AutoPublishAlias"]
+    # And a new SecretsRevision restarts every function, so that they read the new values.
+    for name in FUNCTIONS:
+        variables = _function(template, name)["Environment"]["Variables"]
+        assert variables["SECRETS_REVISION"] == {"Ref": "SecretsRevision"}
+
+
+def test_every_function_has_a_build_target_in_the_makefile(template):
+    built = {
+        name
+        for name, resource in template["Resources"].items()
+        if resource.get("Metadata", {}).get("BuildMethod") == "makefile"
+    }
+    assert built == set(FUNCTIONS)
+    makefile = (TEMPLATE.parent / "Makefile").read_text()
+    rules = re.findall(r"^((?:build-\w+ ?)+):", makefile, re.MULTILINE)
+    targets = {target for rule in rules for target in rule.split()}
+    assert {f"build-{name}" for name in built} <= targets
 
 
 def test_table_has_ttl_point_in_time_recovery_and_encryption(template):
