@@ -40,7 +40,7 @@ __all__ = [
 # migrating to a supergroup), callback queries (buttons), and my_chat_member (the bot's own
 # membership of a chat changed: it was removed from a group, or added). A list given to Telegram
 # replaces its default set, so each type wanted must be named; anything else would only cost an
-# invocation to be ignored. A tuple: callers pass list(ALLOWED_UPDATES), never this object.
+# invocation to be ignored. A tuple, so that no caller can change it.
 ALLOWED_UPDATES = ("message", "callback_query", "my_chat_member")
 # Telegram's default. Updates for one chat come one at a time anyway; this bounds how many chats
 # are served at once. The HTTP API throttles at 25 requests/s (burst 50) in front of it.
