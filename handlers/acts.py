@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine import Expire, Game, Join, MenteurError, Move, Phase, apply, open_table, settle
-from handlers import callbacks, render, timing
+from handlers import callbacks, names, render, timing
 from handlers.callbacks import Kind, Press
 from handlers.outcomes import Decision, Reason, Result, Why
 from handlers.screens import Button, Keyboard, Screen, Send
@@ -70,13 +70,17 @@ class AddBot:
     def decide(self, record: Record, now: float) -> Decision:
         taken = set(record.game.ids) if record.game else set()
         n = next(n for n in range(1, 10) if -n not in taken)
-        move = Join(-n, t(record.lang, "robot_name", n=n))
+        move = Join(-n, names.clean(t(record.lang, "robot_name", n=n), names.NAME_LENGTH))
         return PlayerMove(move, reply_to=self.reply_to).decide(record, now)
 
 
 @dataclass(frozen=True)
 class Seat:
-    """/start in private, from the Join button's link: seat the player at that table."""
+    """/start in private, from the Join button's link: seat the player at that table.
+
+    `name` is the player's cleaned name (`handlers.names.person`); when nothing of it was left,
+    the seat is "Player N" in the group's language, stored once like a computer player's name.
+    """
 
     user: int
     name: str
@@ -84,7 +88,11 @@ class Seat:
     lang: str
 
     def decide(self, record: Record, now: float) -> Decision:
-        join = PlayerMove(Join(self.user, self.name), self.game_no, self.lang)
+        name = self.name or names.numbered(
+            lambda n: names.clean(t(record.lang, "player_name", n=n), names.NAME_LENGTH),
+            record.game.names if record.game else (),
+        )
+        join = PlayerMove(Join(self.user, name), self.game_no, self.lang)
         decision = join.decide(record, now)
         private = Screen(decision.refusal or t(self.lang, "join_in_private", group=record.title))
         decision.extra.append(Send(self.user, private))
@@ -114,7 +122,7 @@ class NewGame:
             record.lang = self.lang  # a new group speaks its opener's language until /language
         record.game = open_table(self.opener, now)
         record.game_no += 1
-        record.title = self.title
+        record.title = names.title(self.title)
         record.note = None
         record.langs = {}
         return Decision(write=True, new_game=True)

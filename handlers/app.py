@@ -16,7 +16,7 @@ from typing import Any
 from telegram import CallbackQuery, Message, Update, User
 
 from engine import Forfeit, Leave, LetItStand, Move, Play, Shout, Start, Stop
-from handlers import acts, callbacks, render, telegram_io
+from handlers import acts, callbacks, names, render, telegram_io
 from handlers.callbacks import BadCallback, Kind, Press
 from handlers.outcomes import Act, Outcome, Result, Via, Why, ignored
 from handlers.screens import Answer, EditButtons, Request, Screen, Send
@@ -25,12 +25,12 @@ from handlers.text import language_of, t
 
 LOGGER = logging.getLogger("menteur")
 
-NAME_LENGTH = 32
 START_PAYLOAD = re.compile(r"j(-?\d{1,20})_(\d{1,9})")
 
 
 def display_name(user: User) -> str:
-    return (user.full_name.strip() or str(user.id))[:NAME_LENGTH]
+    """The user's name as their seat keeps it; "" when nothing visible is left of it."""
+    return names.person(user.full_name)
 
 
 class MenteurBot(Service):

@@ -133,7 +133,7 @@ def _won(e: ev.Won, before: Sequence[ev.Event], game: Game, lang: str, now: floa
     how = _how_won(before, game, lang)
     if how is not None:
         lines.append(how)
-    return [*lines, "", *ranking_lines(view(game, None, now), e.ranking, lang)]
+    return [*lines, "", *ranking_lines(game, view(game, None, now), e.ranking, lang)]
 
 
 def _stopped(e: ev.Stopped, game: Game, lang: str) -> str:
@@ -173,8 +173,8 @@ def note(events: Sequence[ev.Event], game: Game, lang: str) -> str | None:
         return name_of(game, player, lang)
 
     match event:
-        case ev.Joined(name=joined):
-            return t(lang, "note_joined", name=joined)
+        case ev.Joined(player=player):
+            return t(lang, "note_joined", name=name(player))
         case ev.Left(player=player):
             return t(lang, "note_left", name=name(player))
         case ev.Started(order=order):

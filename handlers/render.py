@@ -25,6 +25,7 @@ from engine import (
     view,
 )
 from engine.game import MAX_PLAY
+from handlers import names
 from handlers.callbacks import NO_RANK, Kind, Press, encode, toggles
 from handlers.screens import Button, Keyboard, Screen
 from handlers.text import block, t, tn
@@ -38,9 +39,14 @@ _NAMED = frozenset(
 )
 
 
+def shown_names(game: Game) -> dict[int, str]:
+    """Each seated player's name as every screen shows it (`handlers.names.labels`)."""
+    return dict(zip(game.ids, names.labels(game.ids, game.names), strict=True))
+
+
 def name_of(game: Game, player: int | None, lang: str) -> str:
-    seat = game.seat_of(player) if player is not None else None
-    return game.names[seat] if seat is not None else t(lang, "someone")
+    shown = shown_names(game).get(player) if player is not None else None
+    return shown if shown is not None else t(lang, "someone")
 
 
 def seconds_left(deadline: float | None, now: float) -> int:
@@ -64,7 +70,7 @@ def table(  # noqa: PLR0917 - the bot's one call shape for every screen
     """The group's table: the lobby, the running game (UI.md), or the end and its ranking."""
     v = view(game, None, now)
     if v.phase is Phase.LOBBY:
-        return _lobby(v, chat, game_no, lang, note)
+        return _lobby(game, v, chat, game_no, lang, note=note)
     if v.phase is Phase.OVER:
         return _over(game, v, lang, note)
     lines = [
@@ -75,13 +81,15 @@ def table(  # noqa: PLR0917 - the bot's one call shape for every screen
         name = name_of(game, v.last.player, lang)
         lines.append(t(lang, "call_by", n=v.last.count, rank=RANKS[v.last.rank], name=name))
     lines.append("")
+    shown = shown_names(game)
     for seat in v.seats:
         mark = t(lang, "mark_turn" if seat.player == v.awaited else "mark_wait")
+        name = shown[seat.player]
         if seat.out:
-            lines.append(t(lang, "seat_out", mark=mark, name=seat.name))
+            lines.append(t(lang, "seat_out", mark=mark, name=name))
         else:
             dots = _dots(seat.bullets)
-            lines.append(tn(lang, "seat", seat.cards, mark=mark, name=seat.name, dots=dots))
+            lines.append(tn(lang, "seat", seat.cards, mark=mark, name=name, dots=dots))
     final = v.last if v.phase is Phase.DECIDE else None  # R13: a final play awaits its decision
     if note or final:
         lines.append("")
@@ -99,11 +107,14 @@ def table(  # noqa: PLR0917 - the bot's one call shape for every screen
     return Screen(block(lang, lines), (tuple(buttons),) if buttons else ())
 
 
-def _lobby(v: View, chat: int, game_no: int, lang: str, note: str | None) -> Screen:
+def _lobby(game: Game, v: View, chat: int, game_no: int, lang: str, *, note: str | None) -> Screen:
     lines = [t(lang, "title_lobby"), t(lang, "lobby_limits"), ""]
     if v.seats:
+        shown = shown_names(game)
         lines.append(tn(lang, "lobby_players", len(v.seats)))
-        lines += [t(lang, "lobby_seat", pos=i, name=s.name) for i, s in enumerate(v.seats, 1)]
+        lines += [
+            t(lang, "lobby_seat", pos=i, name=shown[s.player]) for i, s in enumerate(v.seats, 1)
+        ]
     else:
         lines.append(t(lang, "lobby_empty"))
     if note:
@@ -122,23 +133,24 @@ def _over(game: Game, v: View, lang: str, note: str | None) -> Screen:
         lines = [t(lang, "title_stopped")]
     else:
         lines = [t(lang, "title_over"), t(lang, "winner", name=name_of(game, v.winner, lang))]
-        lines += ["", *ranking_lines(v, v.ranking, lang)]
+        lines += ["", *ranking_lines(game, v, v.ranking, lang)]
     if note:
         lines += ["", note]
     return Screen(block(lang, lines))
 
 
-def ranking_lines(v: View, ranking: Sequence[int], lang: str) -> list[str]:
+def ranking_lines(game: Game, v: View, ranking: Sequence[int], lang: str) -> list[str]:
     """R15: the Final ranking with the cards each player has left; forfeits say so (R19)."""
     lines = [t(lang, "final_ranking")]
+    shown = shown_names(game)
     for pos, player in enumerate(ranking, 1):
         seat = v.seat(player)
         if seat is None:
             continue
         if seat.out:
-            lines.append(t(lang, "ranking_row_out", pos=pos, name=seat.name))
+            lines.append(t(lang, "ranking_row_out", pos=pos, name=shown[player]))
         else:
-            lines.append(tn(lang, "ranking_row", seat.cards, pos=pos, name=seat.name))
+            lines.append(tn(lang, "ranking_row", seat.cards, pos=pos, name=shown[player]))
     return lines
 
 
@@ -264,10 +276,8 @@ def refusal(error: MenteurError, game: Game | None, lang: str) -> str:
     who = error.player
     if who is None and error.code is Code.FINAL_PLAY_PENDING and game is not None:
         who = game.awaited
-    if error.code in _NAMED and who is not None and game is not None:
-        seat = game.seat_of(who)
-        if seat is not None:
-            named = t(lang, key + "_named", name=game.names[seat])
-            if len(named) <= REFUSAL_LENGTH:
-                return named
+    if error.code in _NAMED and who is not None and game is not None and who in game.ids:
+        named = t(lang, key + "_named", name=name_of(game, who, lang))
+        if len(named) <= REFUSAL_LENGTH:
+            return named
     return t(lang, key)

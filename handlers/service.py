@@ -22,6 +22,7 @@ from telegram import CallbackQuery
 from handlers import delivery, telegram_io, timing
 from handlers.acts import Redraw
 from handlers.outcomes import Act, Decision, Outcome, Result, Via
+from handlers.render import name_of
 from handlers.screens import Answer, Request, Screen, Send
 from handlers.store import Conflict, Record, Store
 from handlers.text import t
@@ -168,9 +169,9 @@ class Service:
             # only cost a message sent anew later.
             LOGGER.warning("could not remember what was sent", exc_info=True)
         if newly_unreachable and record.game is not None:
-            names = dict(zip(record.game.ids, record.game.names, strict=True))
+            game, lang = record.game, record.lang
             notices: list[Request] = [
-                Send(record.chat, Screen(t(record.lang, "unreachable", name=names[p])))
+                Send(record.chat, Screen(t(lang, "unreachable", name=name_of(game, p, lang))))
                 for p in sorted(newly_unreachable)
             ]
             await telegram_io.deliver(self.bot, notices)

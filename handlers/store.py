@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from engine import Game, decode, encode
+from handlers.names import TITLE_LENGTH
 
 RECENT_UPDATES = 12  # a retried update comes back within a minute, after a few others
-TITLE_LENGTH = 24  # the group's title, shown in private chats; kept short to keep items small
 DUE_SHARD = "due"  # the sparse index's only partition: few games have a timer at once
 MOVE_ATTEMPTS = 6  # a migration racing moves still made on the old chat id
 

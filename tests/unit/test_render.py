@@ -377,6 +377,33 @@ def test_the_lobby_lists_players_in_join_order_and_offers_start_from_two_players
     assert "Nobody" in render.table(open_table(1, T0), CHAT, GAME_NO, "en", T0).text
 
 
+def test_every_screen_tells_equal_names_apart_and_marks_computer_players() -> None:
+    game = open_table(1, T0)
+    for player, name in ((1, "Sam"), (-1, "Robot 1"), (2, "sam"), (3, "Robot 1")):
+        game, _ = apply(game, Join(player, name), T0)
+    shown = lines_of(render.table(game, CHAT, GAME_NO, "en", T0))
+    assert shown[4:8] == ["1. Sam", "2. 🤖 Robot 1", "3. sam\u00a0²", "4. Robot 1"]
+    game, _ = apply(game, Start(1, 5), T0)
+    labels = {1: "Sam", -1: "🤖 Robot 1", 2: "sam\u00a0²", 3: "Robot 1"}
+    running = lines_of(render.table(game, CHAT, GAME_NO, "en", T0))
+    for player, label in labels.items():
+        seat = game.ids.index(player)
+        assert any(line.startswith(("\u2003 ", "▶ ")) and label + " ·" in line for line in running)
+        assert running[3 + seat].split(" · ")[0].endswith(label)
+    refusal = render.refusal(IllegalMove(Code.NOT_YOUR_TURN, 2), game, "en")
+    assert plain(refusal) == "Not your turn — sam\u00a0² plays."
+    over, events = apply(game, Forfeit(1), T0)
+    over, more = apply(over, Forfeit(2), T0)
+    over, last = apply(over, Forfeit(3), T0)
+    ranking = lines_of(render.table(over, CHAT, GAME_NO, "en", T0))
+    assert ranking[1] == "🤖 Robot 1 wins."
+    assert "2. Robot 1 · left the game" in ranking and "4. Sam · left the game" in ranking
+    assert "3. sam\u00a0² · left the game" in ranking
+    assert plain(moments.note(more, over, "en") or "") == "sam\u00a0² left the game (forfeit)."
+    (won,) = moments.moments(events + more + last, over, CHAT, GAME_NO, "en", T0)
+    assert plain(won.text).startswith("🤖 Robot 1 wins!")
+
+
 def test_the_running_table_shows_the_call_counts_bullets_and_who_plays() -> None:
     game = lie_on_the_pile()
     screen = render.table(game, CHAT, GAME_NO, "en", T0)
