@@ -9,6 +9,10 @@ error codes and descriptions), records every call, and fails on demand, determin
         ...  # run the code under test against tg.base_url
         assert tg.messages_to(-100) == ["..."]
 
+Like Telegram, it finds the commands, mentions, hashtags, cashtags, links and e-mail addresses
+of every text sent or edited without entities of its own (`infra.entities`) and returns them as
+the message's `entities`.
+
 It speaks HTTP/1.1 with keep-alive on purpose: python-telegram-bot's httpx client reuses its
 connections, and bugs such as an httpx client outliving its event loop only show up when a
 connection is actually reused. Standard library only, so the offline runner needs nothing else.
@@ -33,6 +37,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
 from urllib.parse import parse_qsl, urlsplit
+
+from infra.entities import find_entities
 
 __all__ = [
     "BLOCKED_BY_USER",
@@ -924,8 +930,7 @@ class FakeTelegram:
         chat_id = self._chat_id(params)
         text = _checked_text(params)
         stored = self._store_new(chat_id, at, text=text, reply_markup=_inline_markup(params))
-        if isinstance(params.get("entities"), list):
-            stored.extra["entities"] = params["entities"]
+        _set_entities(stored, text, params)
         return _message_json(stored)
 
     def _send_file(self, params: dict[str, Any], at: float) -> dict[str, Any]:
@@ -974,6 +979,7 @@ class FakeTelegram:
         if stored.text == text and stored.reply_markup == markup:
             raise _ApiError(400, MESSAGE_NOT_MODIFIED)
         stored.text, stored.reply_markup, stored.edit_date = text, markup, int(time.time())
+        _set_entities(stored, text, params)
         return _message_json(stored)
 
     def _edit_markup(self, params: dict[str, Any], at: float) -> dict[str, Any] | bool:
@@ -1091,6 +1097,30 @@ def _checked_text(params: dict[str, Any]) -> str:
     if len(text) > 4096:
         raise _ApiError(400, "Bad Request: message is too long")
     return text
+
+
+def _set_entities(stored: StoredMessage, text: str, params: dict[str, Any]) -> None:
+    """The message's entities, as Telegram makes them: the sender's own (none without a parse
+    mode or `entities`), and what Telegram finds in the text where they leave room."""
+    given = params.get("entities")
+    listed = given if isinstance(given, list) else []
+    own = [e for e in listed if isinstance(e, dict) and _int_fields(e, "offset", "length")]
+
+    def free(found: dict[str, Any]) -> bool:
+        start, end = found["offset"], found["offset"] + found["length"]
+        return all(end <= e["offset"] or e["offset"] + e["length"] <= start for e in own)
+
+    entities = sorted(
+        [*own, *filter(free, find_entities(text))], key=lambda e: (e["offset"], -e["length"])
+    )
+    if entities:
+        stored.extra["entities"] = entities
+    else:
+        stored.extra.pop("entities", None)
+
+
+def _int_fields(value: dict[str, Any], *keys: str) -> bool:
+    return all(type(value.get(key)) is int for key in keys)
 
 
 def _inline_markup(params: dict[str, Any]) -> dict[str, Any] | None:
