@@ -34,12 +34,12 @@ def _refused(text: str, reason: Reason, reply_to: int | None) -> Decision:
 class PlayerMove:
     """A player's move, judged by the engine after what the clock has decided (`settle`).
 
-    From a button: `game_no` is the game it was drawn for and refusals are worded in the
+    From a button: `game_id` is the game it was drawn for and refusals are worded in the
     presser's `lang`. From a command: refusals are replies in the group's language in `reply_to`.
     """
 
     move: Move
-    game_no: int | None = None
+    game_id: int | None = None
     lang: str | None = None
     reply_to: int | None = None
 
@@ -48,7 +48,7 @@ class PlayerMove:
         game = record.game
         if game is None:
             return _refused(t(lang, "no_game"), Why.NO_GAME, self.reply_to)
-        if self.game_no is not None and self.game_no != record.game_no:
+        if self.game_id is not None and self.game_id != record.game_id:
             return _refused(t(lang, "old_game"), Why.OLD_GAME, self.reply_to)
         game, settled = settle(game, now)
         record.game = game
@@ -84,7 +84,7 @@ class Seat:
 
     user: int
     name: str
-    game_no: int
+    game_id: int
     lang: str
 
     def decide(self, record: Record, now: float) -> Decision:
@@ -92,7 +92,7 @@ class Seat:
             lambda n: names.clean(t(record.lang, "player_name", n=n), names.NAME_LENGTH),
             record.game.names if record.game else (),
         )
-        join = PlayerMove(Join(self.user, name), self.game_no, self.lang)
+        join = PlayerMove(Join(self.user, name), self.game_id, self.lang)
         decision = join.decide(record, now)
         private = Screen(decision.refusal or t(self.lang, "join_in_private", group=record.title))
         decision.extra.append(Send(self.user, private))
@@ -105,11 +105,13 @@ class Seat:
 
 @dataclass(frozen=True)
 class NewGame:
-    """/newgame: a new lobby, unless a game is running."""
+    """/newgame: a new lobby, unless a game is running. `game_id` is a random draw from
+    `callbacks.GAME_IDS`; should it be the id of the game it replaces, the next one is taken."""
 
     opener: int
     title: str
     lang: str
+    game_id: int
 
     def decide(self, record: Record, now: float) -> Decision:
         if record.game is not None and record.game.phase is not Phase.OVER:
@@ -121,7 +123,12 @@ class NewGame:
         if record.version == 0:
             record.lang = self.lang  # a new group speaks its opener's language until /language
         record.game = open_table(self.opener, now)
-        record.game_no += 1
+        ids = callbacks.GAME_IDS
+        record.game_id = (
+            self.game_id
+            if self.game_id != record.game_id
+            else ids.start + (self.game_id - ids.start + 1) % len(ids)
+        )
         record.title = names.title(self.title)
         record.note = None
         record.langs = {}
@@ -141,16 +148,16 @@ class JoinLink:
         elif record.game.phase is not Phase.LOBBY:
             screen = Screen(t(record.lang, "refusal_already_started"))
         else:
-            link = join_link(self.bot_username, record.chat, record.game_no)
+            link = join_link(self.bot_username, record.chat, record.game_id)
             button = Button(t(record.lang, "join_button"), url=link)
             screen = Screen(t(record.lang, "open_private"), ((button,),))
         return Decision(extra=[Send(self.reply_to, screen)])
 
 
-def join_link(bot_username: str, chat: int, game_no: int) -> str:
+def join_link(bot_username: str, chat: int, game_id: int) -> str:
     """A deep link into the private chat, whose Start seats the user (Telegram forbids a bot to
     write first to someone who never opened a chat with it)."""
-    return f"https://t.me/{bot_username}?start=j{chat}_{game_no}"
+    return f"https://t.me/{bot_username}?start=j{chat}_{game_id}"
 
 
 @dataclass(frozen=True)
@@ -165,7 +172,7 @@ class Hand:
         if game is None or game.phase in (Phase.LOBBY, Phase.OVER) or self.user not in game.ids:
             return _refused(t(record.lang, "not_playing"), Why.NOT_PLAYING, self.reply_to)
         lang = record.lang_of(self.user)
-        screen = render.hand(game, self.user, record.chat, record.game_no, lang, now)
+        screen = render.hand(game, self.user, record.chat, record.game_id, lang, now)
         send = Send(self.user, screen, f"hand:{self.user}")
         return Decision(extra=[send], result=Result.RESENT)
 
@@ -201,7 +208,7 @@ class LanguagePrompt:
         buttons = tuple(
             Button(
                 t(code, "language_name"),
-                callbacks.encode(Press(Kind.LANGUAGE, record.chat, record.game_no, i)),
+                callbacks.encode(Press(Kind.LANGUAGE, record.chat, record.game_id, i)),
             )
             for i, code in enumerate(SUPPORTED)
         )

@@ -25,7 +25,7 @@ from handlers.text import language_of, t
 
 LOGGER = logging.getLogger("menteur")
 
-START_PAYLOAD = re.compile(r"j(-?\d{1,20})_(\d{1,9})")
+START_PAYLOAD = re.compile(r"j(-?\d{1,20})_(\d{1,15})")  # j<chat>_<game id>, in decimal
 
 
 def display_name(user: User) -> str:
@@ -146,8 +146,9 @@ class MenteurBot(Service):
         act: Act
         match name:
             case "newgame":
+                game_id = self.game_ids.randrange(callbacks.GAME_IDS.start, callbacks.GAME_IDS.stop)
                 act = acts.NewGame(
-                    user.id, message.chat.title or "", language_of(user.language_code)
+                    user.id, message.chat.title or "", language_of(user.language_code), game_id
                 )
             case "join":
                 act = acts.JoinLink(chat, await telegram_io.username(self.bot))
@@ -180,8 +181,8 @@ class MenteurBot(Service):
     ) -> Outcome:
         lang = language_of(user.language_code)
         if name == "start" and (found := START_PAYLOAD.fullmatch(argument)):
-            chat, game_no = int(found[1]), int(found[2])
-            act = acts.Seat(user.id, display_name(user), game_no, lang)
+            chat, game_id = int(found[1]), int(found[2])
+            act = acts.Seat(user.id, display_name(user), game_id, lang)
             return await self.transact(chat, update_id, act, action="seat")
         key = {"rules": "rules", "help": "help_private", "start": "help_private"}.get(
             name, "not_in_group"

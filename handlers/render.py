@@ -57,20 +57,20 @@ def _dots(bullets: int) -> str:
     return "●" * bullets + "○" * (BULLETS - bullets)
 
 
-def press_data(kind: Kind, chat: int, game_no: int, number: int = 0) -> str:
-    return encode(Press(kind, chat, game_no, number))
+def press_data(kind: Kind, chat: int, game_id: int, number: int = 0) -> str:
+    return encode(Press(kind, chat, game_id, number))
 
 
 # --- the table: one group message, edited in place -------------------------------------------
 
 
 def table(  # noqa: PLR0917 - the bot's one call shape for every screen
-    game: Game, chat: int, game_no: int, lang: str, now: float, note: str | None = None
+    game: Game, chat: int, game_id: int, lang: str, now: float, note: str | None = None
 ) -> Screen:
     """The group's table: the lobby, the running game (UI.md), or the end and its ranking."""
     v = view(game, None, now)
     if v.phase is Phase.LOBBY:
-        return _lobby(game, v, chat, game_no, lang, note=note)
+        return _lobby(game, v, chat, game_id, lang, note=note)
     if v.phase is Phase.OVER:
         return _over(game, v, lang, note)
     lines = [
@@ -101,13 +101,13 @@ def table(  # noqa: PLR0917 - the bot's one call shape for every screen
         lines.append(tn(lang, "decide_line", seconds, player=player, decider=decider))
     buttons: list[Button] = []
     if v.shout_open:
-        buttons.append(Button(t(lang, "btn_liar"), press_data(Kind.SHOUT, chat, game_no, v.plays)))
+        buttons.append(Button(t(lang, "btn_liar"), press_data(Kind.SHOUT, chat, game_id, v.plays)))
     if final is not None and (v.deadline is None or now < v.deadline):
-        buttons.append(Button(t(lang, "btn_stand"), press_data(Kind.STAND, chat, game_no, v.plays)))
+        buttons.append(Button(t(lang, "btn_stand"), press_data(Kind.STAND, chat, game_id, v.plays)))
     return Screen(block(lang, lines), (tuple(buttons),) if buttons else ())
 
 
-def _lobby(game: Game, v: View, chat: int, game_no: int, lang: str, *, note: str | None) -> Screen:
+def _lobby(game: Game, v: View, chat: int, game_id: int, lang: str, *, note: str | None) -> Screen:
     lines = [t(lang, "title_lobby"), t(lang, "lobby_limits"), ""]
     if v.seats:
         shown = shown_names(game)
@@ -120,11 +120,11 @@ def _lobby(game: Game, v: View, chat: int, game_no: int, lang: str, *, note: str
     if note:
         lines += ["", note]
     buttons = [
-        Button(t(lang, "btn_join"), press_data(Kind.JOIN, chat, game_no)),
-        Button(t(lang, "btn_leave"), press_data(Kind.LEAVE, chat, game_no)),
+        Button(t(lang, "btn_join"), press_data(Kind.JOIN, chat, game_id)),
+        Button(t(lang, "btn_leave"), press_data(Kind.LEAVE, chat, game_id)),
     ]
     if MIN_PLAYERS <= len(v.seats) <= MAX_PLAYERS:
-        buttons.append(Button(t(lang, "btn_start"), press_data(Kind.START, chat, game_no)))
+        buttons.append(Button(t(lang, "btn_start"), press_data(Kind.START, chat, game_id)))
     return Screen(block(lang, lines), (tuple(buttons),))
 
 
@@ -158,7 +158,7 @@ def ranking_lines(game: Game, v: View, ranking: Sequence[int], lang: str) -> lis
 
 
 def hand(  # noqa: PLR0917 - the bot's one call shape for every screen
-    game: Game, player: int, chat: int, game_no: int, lang: str, now: float, selection: int = 0
+    game: Game, player: int, chat: int, game_id: int, lang: str, now: float, selection: int = 0
 ) -> Screen:
     """`player`'s own hand: their cards as toggle buttons, Play and Liar! when they may."""
     v = view(game, player, now)
@@ -180,7 +180,7 @@ def hand(  # noqa: PLR0917 - the bot's one call shape for every screen
     keyboard = _hand_keyboard(
         lang,
         chat,
-        game_no,
+        game_id,
         number=v.plays,
         held=v.hand,
         selection=selection,
@@ -227,7 +227,7 @@ def hand_buttons(press: Press, lang: str) -> Keyboard:
 def _hand_keyboard(
     lang: str,
     chat: int,
-    game_no: int,
+    game_id: int,
     *,
     number: int,
     held: int,
@@ -244,7 +244,7 @@ def _hand_keyboard(
     # Every toggle's data differs only in the selection it sets: spell the rest once (the
     # hand is redrawn for each move, up to 51 cards at a time).
     spell = toggles(
-        Press(Kind.TOGGLE, chat, game_no, toggle_number, hand=held, rank=rank, shout=shout)
+        Press(Kind.TOGGLE, chat, game_id, toggle_number, hand=held, rank=rank, shout=shout)
     )
     buttons = [
         Button(
@@ -257,10 +257,10 @@ def _hand_keyboard(
     chosen = count(selection)
     if rank != NO_RANK and 1 <= chosen <= MAX_PLAY:
         label = t(lang, "btn_play", n=chosen, rank=RANKS[rank])
-        data = encode(Press(Kind.PLAY, chat, game_no, number, cards=selection))
+        data = encode(Press(Kind.PLAY, chat, game_id, number, cards=selection))
         actions.append(Button(label, data))
     if shout:
-        actions.append(Button(t(lang, "btn_liar"), press_data(Kind.SHOUT, chat, game_no, number)))
+        actions.append(Button(t(lang, "btn_liar"), press_data(Kind.SHOUT, chat, game_id, number)))
     if actions:
         rows.append(tuple(actions))
     return tuple(rows)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
@@ -44,7 +45,8 @@ class Timers(Protocol):
 
 class Service:
     """What every action needs (the store, the bot, the clock, the timers) and the transaction
-    that uses them. `clock`, `sleep` and `rng` are injected so that tests replay exactly."""
+    that uses them. `clock`, `sleep`, `rng` and `game_ids` are injected so that tests replay
+    exactly."""
 
     def __init__(
         self,
@@ -57,11 +59,14 @@ class Service:
         idle_expiry: float = 86400.0,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         webhook_replies: bool = True,
+        game_ids: random.Random | None = None,
     ) -> None:
         self.store = store
         self.bot = bot
         self.clock = clock
         self.rng = rng or random.Random()
+        # A new game's id must be unguessable: drawn from the operating system's generator.
+        self.game_ids = game_ids or secrets.SystemRandom()
         self.timers = timers
         self.idle_expiry = idle_expiry
         self.sleep = sleep
@@ -156,7 +161,7 @@ class Service:
         try:
             self.store.remember(
                 record.chat,
-                record.game_no,
+                record.game_id,
                 table=remembered.get("table"),
                 final=remembered.get("final"),
                 hands=hands,

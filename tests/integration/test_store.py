@@ -67,7 +67,7 @@ def a_record(chat: int = CHAT) -> Record:
     game = open_table(1, 100.0, "Ann")
     game, _ = apply(game, Join(2, "Bob"), 100.0)
     game, _ = apply(game, Start(1, 5), 100.0)
-    return Record(chat, game=game, game_no=1, lang="ar", title="Friday", langs={2: "en"})
+    return Record(chat, game=game, game_id=1, lang="ar", title="Friday", langs={2: "en"})
 
 
 def test_a_chat_never_written_reads_as_a_new_record(store: Store) -> None:
@@ -82,7 +82,7 @@ def test_what_is_saved_is_read_back(store: Store) -> None:
     store.save(record, new_game=True)
     again = store.load(CHAT)
     assert again.version == 1
-    assert (again.game, again.game_no, again.lang, again.title) == (record.game, 1, "ar", "Friday")
+    assert (again.game, again.game_id, again.lang, again.title) == (record.game, 1, "ar", "Friday")
     assert (again.langs, again.updates, again.sends, again.note) == (
         {2: "en"},
         [9, 7, 8],
@@ -118,7 +118,7 @@ def test_message_ids_are_remembered_for_the_current_game_only(store: Store) -> N
     store.save(record)  # a move keeps the ids
     assert store.load(CHAT).hand_msgs == {1: 20, 2: 22}
     record = store.load(CHAT)
-    record.game_no = 2
+    record.game_id = 2
     store.save(record, new_game=True)  # a new game forgets them
     again = store.load(CHAT)
     assert again.table_msg is None and again.hand_msgs == {} and again.unreachable == {2}
@@ -231,7 +231,7 @@ def eight_player_item(monkeypatch: pytest.MonkeyPatch, name: str, title: str) ->
             game, _ = apply(game, Join(7_000_000_000 + p, name), 100.0)
         game, _ = apply(game, Start(1_000_000_001, 9), 100.0)
         chat = -1001234567890
-        record = Record(chat, game=game, game_no=12, title=names.title(title))
+        record = Record(chat, game=game, game_id=12, title=names.title(title))
         record.langs = dict.fromkeys(game.ids[:4], "ar")  # half the table reads Arabic
         record.updates = list(range(912_345_678, 912_345_678 + 3 * 12, 3))
         record.sends = [1_764_400_000.0 + 3 * i for i in range(18)]
