@@ -21,6 +21,7 @@ from handlers.callbacks import BadCallback, Kind, Press
 from handlers.outcomes import Act, Outcome, Result, Via, Why, ignored
 from handlers.screens import Answer, EditButtons, Request, Screen, Send
 from handlers.service import Service
+from handlers.telegram_io import Standing
 from handlers.text import language_of, t
 
 LOGGER = logging.getLogger("menteur")
@@ -182,14 +183,27 @@ class MenteurBot(Service):
         lang = language_of(user.language_code)
         if name == "start" and (found := START_PAYLOAD.fullmatch(argument)):
             chat, game_id = int(found[1]), int(found[2])
+            # Only the group's members may sit at its table: a link names the chat, and anyone
+            # may have it. Asked before the transaction, which then reads and writes once.
+            where = await telegram_io.standing(self.bot, chat, user.id)
+            if where not in (Standing.ADMIN, Standing.MEMBER):
+                why = Why.NOT_MEMBER if where is Standing.OUTSIDER else Why.MEMBER_UNKNOWN
+                return await self._say(message.chat.id, t(lang, why.value), why, action="seat")
             act = acts.Seat(user.id, display_name(user), game_id, lang)
             return await self.transact(chat, update_id, act, action="seat")
         key = {"rules": "rules", "help": "help_private", "start": "help_private"}.get(
             name, "not_in_group"
         )
-        reply: Request = Send(message.chat.id, Screen(t(lang, key)))
-        outcome = Outcome(Via.COMMAND, Result.APPLIED, chat=message.chat.id, action=name)
-        outcome.telegram_requests = (await telegram_io.deliver(self.bot, [reply])).requests
+        return await self._say(message.chat.id, t(lang, key), action=name)
+
+    async def _say(
+        self, chat: int, text: str, refusal: Why | None = None, *, action: str
+    ) -> Outcome:
+        """One message into `chat`, with no read or write: a fixed text, or a refusal."""
+        result = Result.APPLIED if refusal is None else Result.REFUSED
+        outcome = Outcome(Via.COMMAND, result, refusal, chat=chat, action=action)
+        reply: list[Request] = [Send(chat, Screen(text))]
+        outcome.telegram_requests = (await telegram_io.deliver(self.bot, reply)).requests
         return outcome
 
 

@@ -38,6 +38,8 @@ class Why(StrEnum):
     OLD_GAME = "old_game"
     GAME_RUNNING = "game_running"
     NOT_PLAYING = "not_playing"
+    NOT_MEMBER = "not_member"  # seating asked by someone who is not in the group
+    MEMBER_UNKNOWN = "member_unknown"  # Telegram could not say whether they are
     BAD_BUTTON = "bad_button"
     MALFORMED = "malformed"
     KIND = "kind"

@@ -110,6 +110,27 @@ _ADMIN_RIGHTS: dict[str, bool] = {
     "can_pin_messages": True,
 }
 
+# What Telegram says of a restricted member: every permission, here all withheld but reading.
+_RESTRICTIONS: dict[str, Any] = {
+    "can_send_messages": False,
+    "can_send_audios": False,
+    "can_send_documents": False,
+    "can_send_photos": False,
+    "can_send_videos": False,
+    "can_send_video_notes": False,
+    "can_send_voice_notes": False,
+    "can_send_polls": False,
+    "can_send_other_messages": False,
+    "can_add_web_page_previews": False,
+    "can_change_info": False,
+    "can_invite_users": False,
+    "can_pin_messages": False,
+    "can_manage_topics": False,
+    "can_edit_tag": False,
+    "can_react_to_messages": False,
+    "until_date": 0,
+}
+
 # Methods that only ever answer `true` here; the call record is what tests look at.
 _TRUE_METHODS = frozenset(
     name.lower()
@@ -602,6 +623,19 @@ class FakeTelegram:
         self.admins: set[tuple[int, int]] = set()
         #: (chat_id, user_id) pairs answered as "creator".
         self.owners: set[tuple[int, int]] = set()
+        #: (chat_id, user_id) -> (status, is_member) for everyone else (see `set_status`);
+        #: anyone not named is a "member".
+        self.statuses: dict[tuple[int, int], tuple[str, bool]] = {}
+
+    def set_status(
+        self, chat_id: int, user_id: int, status: str, *, is_member: bool = False
+    ) -> None:
+        """What getChatMember says of a user who is neither owner nor admin: "member",
+        "restricted" (still a member of the chat if `is_member`), "left" or "kicked"."""
+        if status not in ("member", "restricted", "left", "kicked"):
+            raise ValueError(f"not a status for set_status: {status}")
+        with self._lock:
+            self.statuses[(chat_id, user_id)] = (status, is_member or status == "member")
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -1005,7 +1039,12 @@ class FakeTelegram:
             return {"status": "creator", "user": user, "is_anonymous": False}
         if (chat_id, user_id) in self.admins:
             return {"status": "administrator", "user": user, **_ADMIN_RIGHTS}
-        return {"status": "member", "user": user}
+        status, is_member = self.statuses.get((chat_id, user_id), ("member", True))
+        if status == "restricted":
+            return {"status": status, "user": user, "is_member": is_member, **_RESTRICTIONS}
+        if status == "kicked":
+            return {"status": status, "user": user, "until_date": 0}
+        return {"status": status, "user": user}
 
     def _get_chat_member(self, params: dict[str, Any], at: float) -> dict[str, Any]:
         chat_id = self._chat_id(params)

@@ -24,6 +24,7 @@ from engine import Phase, mask_of
 from handlers import callbacks
 from handlers.callbacks import Kind, Press
 from handlers.text import t
+from infra.fake_telegram import bad_request, server_error, too_many_requests
 from tests.e2e.corpus import (
     ARABIC,
     CALLBACK_LIMIT,
@@ -487,6 +488,51 @@ def test_a_forged_toggle_shows_only_to_its_presser_and_cannot_be_played(lang: st
             "refusal_cards_not_in_hand",
         )
         assert table.shown_hand(awaited) == held, "the refusal redrew the true hand"
+
+
+# --- who may sit at the table ----------------------------------------------------------------
+
+
+@LANGS
+def test_only_members_of_the_group_can_take_a_seat(
+    lang: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PTB_TIMEDELTA", "true")  # a 429's retry_after in v23's type, no warning
+    with running_bot() as table:
+        opener = Person(101, "Ann", lang)
+        scene = Scene(table, [opener])
+        table.say(opener, "/newgame")
+        table.join(opener)
+        payload = table.tg.calls("answerCallbackQuery")[-1].params["url"].split("?start=")[1]
+        tg = table.tg
+        tg.set_status(GROUP, 601, "left")
+        tg.set_status(GROUP, 602, "kicked")  # banned from the group
+        tg.set_status(GROUP, 603, "restricted", is_member=False)
+        tg.set_status(GROUP, 606, "restricted", is_member=True)  # muted, but a member
+        refusals = [
+            (601, None, "not_member"),
+            (602, None, "not_member"),
+            (603, None, "not_member"),
+            (604, bad_request("chat not found"), "not_member"),
+            (605, server_error(502), "member_unknown"),
+            (605, too_many_requests(3), "member_unknown"),
+        ]
+        for user, fault, key in refusals:
+            person = Person(user, "Mallory", lang)
+            if fault is not None:
+                tg.fail_next("getChatMember", error=fault)
+            asked = len(tg.calls("getChatMember"))
+            with nothing_changes(scene):
+                table.say(person, f"/start {payload}", chat=person.id)
+            assert replies(scene, person.id)[-1] == t(lang, key), user
+            assert len(tg.calls("getChatMember")) == asked + 1, "one question to Telegram"
+            assert len(t(lang, key)) <= CALLBACK_LIMIT
+        muted = Person(606, "Muted", lang)
+        table.say(muted, f"/start {payload}", chat=muted.id)
+        assert table.game().ids == (opener.id, muted.id)
+        # Seated or not, nobody learnt the group's title but members.
+        for user, _, _ in refusals:
+            assert not any("Friday" in text for text in replies(scene, user))
 
 
 # --- commands --------------------------------------------------------------------------------

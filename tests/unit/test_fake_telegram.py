@@ -301,6 +301,15 @@ def test_chat_members_and_admins(tg: FakeTelegram, bot: telegram.Bot, run: Run) 
     assert run(bot.get_chat_member(-5, ALICE)).status == "member"
     admins = run(bot.get_chat_administrators(GROUP))
     assert [a.user.id for a in admins] == [ALICE]
+    tg.set_status(GROUP, 78, "restricted", is_member=True)
+    tg.set_status(GROUP, 79, "restricted")
+    tg.set_status(GROUP, 80, "left")
+    tg.set_status(GROUP, 81, "kicked")
+    found = [run(bot.get_chat_member(GROUP, user)) for user in (78, 79, 80, 81)]
+    assert [m.status for m in found] == ["restricted", "restricted", "left", "kicked"]
+    assert [getattr(m, "is_member", None) for m in found[:2]] == [True, False]
+    with pytest.raises(ValueError, match="not a status"):
+        tg.set_status(GROUP, 82, "administrator")
 
 
 def test_unknown_method_is_not_found(tg: FakeTelegram, bot: telegram.Bot, run: Run) -> None:
