@@ -26,6 +26,11 @@ from handlers.text import language_of, t
 
 LOGGER = logging.getLogger("menteur")
 
+# Telegram's sender of the messages an anonymous group administrator writes.
+ANONYMOUS_ADMIN = 1087968824
+# The commands that open, join or act in a game, or change the group's settings: not for a
+# message sent on behalf of a chat (a channel), which may still ask for /table, /rules, /help.
+ACTING = frozenset({"newgame", "join", "leave", "forfeit", "stop", "addbot", "hand", "language"})
 START_PAYLOAD = re.compile(r"j(-?\d{1,20})_(\d{1,15})")  # j<chat>_<game id>, in decimal
 
 
@@ -97,9 +102,16 @@ class MenteurBot(Service):
                 joined = Outcome(Via.PRESS, Result.APPLIED, action="join")
                 return await self._answer(joined, Answer(query.id, url=link))
             case Kind.LANGUAGE:
-                act = acts.SetLanguage(press.number)
+                admin = await telegram_io.is_admin(self.bot, press.chat, user.id)
+                act = acts.SetLanguage(press.number, user.id, admin, lang)
                 return await self.transact(
                     press.chat, update_id, act, query=query, action="language"
+                )
+            case Kind.REMOVE:
+                admin = await telegram_io.is_admin(self.bot, press.chat, user.id)
+                act = acts.RemoveBot(-press.number, press.game, user.id, admin, lang)
+                return await self.transact(
+                    press.chat, update_id, act, query=query, action="removebot"
                 )
             case Kind.LEAVE:
                 move = Leave(user.id)
@@ -144,31 +156,41 @@ class MenteurBot(Service):
         name = name.lower()
         if message.chat.type == "private":
             return await self._private_command(update_id, name, argument.strip(), message, user)
-        act: Act
+        # Refusals go to the sender in their app's language; without one, in the group's.
+        lang = language_of(user.language_code) if user.language_code else None
+        sender = message.sender_chat
+        # An anonymous administrator writes as the group itself, through Telegram's own user.
+        anonymous = sender is not None and sender.id == chat and user.id == ANONYMOUS_ADMIN
+        if sender is not None and not anonymous and name in ACTING:
+            # On behalf of a channel (or another chat): nobody to seat, to answer or to trust.
+            act: Act = acts.Refuse("on_behalf_of_chat", Why.ON_BEHALF_OF_CHAT, chat, lang)
+            return await self.transact(chat, update_id, act, action=name)
+
+        async def admin() -> bool:
+            """Asked before the transaction, so that one decision is taken with the answer;
+            asked only of commands whose answer depends on it."""
+            return anonymous or await telegram_io.is_admin(self.bot, chat, user.id)
+
         match name:
             case "newgame":
                 game_id = self.game_ids.randrange(callbacks.GAME_IDS.start, callbacks.GAME_IDS.stop)
-                act = acts.NewGame(
-                    user.id, message.chat.title or "", language_of(user.language_code), game_id
-                )
+                act = acts.NewGame(user.id, message.chat.title or "", lang, game_id)
             case "join":
-                act = acts.JoinLink(chat, await telegram_io.username(self.bot))
+                act = acts.JoinLink(chat, await telegram_io.username(self.bot), lang)
             case "leave":
-                act = acts.PlayerMove(Leave(user.id), reply_to=chat)
+                act = acts.PlayerMove(Leave(user.id), lang=lang, reply_to=chat)
             case "forfeit":
-                act = acts.PlayerMove(Forfeit(user.id), reply_to=chat)
+                act = acts.PlayerMove(Forfeit(user.id), lang=lang, reply_to=chat)
             case "stop":
-                # Asked before the transaction, so that one decision is taken with the answer.
-                admin = await telegram_io.is_admin(self.bot, chat, user.id)
-                act = acts.PlayerMove(Stop(user.id, admin), reply_to=chat)
+                act = acts.PlayerMove(Stop(user.id, await admin()), lang=lang, reply_to=chat)
             case "addbot":
-                act = acts.AddBot(chat)
+                act = acts.AddBot(chat, user.id, await admin(), lang)
             case "hand":
-                act = acts.Hand(user.id, chat)
+                act = acts.Hand(user.id, chat, lang)
             case "table":
-                act = acts.TableAgain()
+                act = acts.TableAgain(lang)
             case "language":
-                act = acts.LanguagePrompt(chat)
+                act = acts.LanguagePrompt(chat, user.id, await admin(), lang)
             case "rules":
                 act = acts.Say("rules", chat)
             case "help" | "start":
@@ -228,6 +250,7 @@ def _well_typed(update: Update) -> bool:
     if message is not None and not (
         is_text(message.text)
         and (message.migrate_to_chat_id is None or is_id(message.migrate_to_chat_id))
+        and (message.sender_chat is None or is_id(message.sender_chat.id))
     ):
         return False
     users = [x.from_user for x in (query, message) if x is not None and x.from_user is not None]

@@ -35,6 +35,7 @@ class Kind(StrEnum):
     TOGGLE = "t"  # select or unselect a card in one's private hand
     PLAY = "p"
     LANGUAGE = "g"  # `number` indexes the supported languages
+    REMOVE = "r"  # take a computer player off the lobby's table: `number` is N of "Robot N"
 
 
 class BadCallback(ValueError):

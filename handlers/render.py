@@ -108,9 +108,11 @@ def table(  # noqa: PLR0917 - the bot's one call shape for every screen
 
 
 def _lobby(game: Game, v: View, chat: int, game_id: int, lang: str, *, note: str | None) -> Screen:
+    """Who sits at the table; Join, Leave, and Start once it can start; a button per computer
+    player to take it off (its press is checked: the opener or an admin)."""
     lines = [t(lang, "title_lobby"), t(lang, "lobby_limits"), ""]
+    shown = shown_names(game)
     if v.seats:
-        shown = shown_names(game)
         lines.append(tn(lang, "lobby_players", len(v.seats)))
         lines += [
             t(lang, "lobby_seat", pos=i, name=shown[s.player]) for i, s in enumerate(v.seats, 1)
@@ -123,9 +125,19 @@ def _lobby(game: Game, v: View, chat: int, game_id: int, lang: str, *, note: str
         Button(t(lang, "btn_join"), press_data(Kind.JOIN, chat, game_id)),
         Button(t(lang, "btn_leave"), press_data(Kind.LEAVE, chat, game_id)),
     ]
-    if MIN_PLAYERS <= len(v.seats) <= MAX_PLAYERS:
+    people = [s for s in v.seats if s.player > 0]  # computer players alone cannot start
+    if MIN_PLAYERS <= len(v.seats) <= MAX_PLAYERS and people:
         buttons.append(Button(t(lang, "btn_start"), press_data(Kind.START, chat, game_id)))
-    return Screen(block(lang, lines), (tuple(buttons),))
+    removals = [
+        Button(
+            t(lang, "btn_remove", name=shown[s.player]),
+            press_data(Kind.REMOVE, chat, game_id, -s.player),
+        )
+        for s in v.seats
+        if s.player < 0
+    ]
+    rows = [tuple(buttons), *(tuple(removals[i : i + 2]) for i in range(0, len(removals), 2))]
+    return Screen(block(lang, lines), tuple(rows))
 
 
 def _over(game: Game, v: View, lang: str, note: str | None) -> Screen:
@@ -278,6 +290,7 @@ def refusal(error: MenteurError, game: Game | None, lang: str) -> str:
         who = game.awaited
     if error.code in _NAMED and who is not None and game is not None and who in game.ids:
         named = t(lang, key + "_named", name=name_of(game, who, lang))
-        if len(named) <= REFUSAL_LENGTH:
+        # Counted as Telegram counts, in UTF-16 units: an emoji is two.
+        if len(named.encode("utf-16-le")) // 2 <= REFUSAL_LENGTH:
             return named
     return t(lang, key)

@@ -194,6 +194,7 @@ class OfflineTable:
         """Start the fake Telegram, dynalite and the bot; resume the saved game or deal one."""
         try:
             self._tg = self._stack.enter_context(FakeTelegram())
+            self._tg.owners.add((GROUP, PERSON))  # your group: its language is yours to set
             self.tg.owners.add((GROUP, PERSON))  # you created the group: /stop is yours
             settings = Settings(
                 table_name=OFFLINE_TABLE,

@@ -677,6 +677,22 @@ def _commands(scene: Scene, game: Game, ids: _Ids) -> Iterator[tuple[str, dict[s
     for person, text, chat in said:
         update = {"update_id": ids(), "message": _message(person, text, chat)}
         yield f"command {person.name} {text!r} in {chat}", event(update), 200
+    # Written as a chat: a channel (through Telegram's Channel_Bot), or the group itself by
+    # someone other than Telegram's anonymous-admin user.
+    channel = {"id": -1007777777777, "type": "channel", "title": "Card news"}
+    channel_bot = {"id": 136817688, "is_bot": True, "first_name": "Channel"}
+    group = {"id": GROUP, "type": "supergroup", "title": "Friday cards"}
+    acting = ("/stop", "/forfeit", "/newgame", "/addbot", "/language", "/leave", "/hand", "/join")
+    for text in acting:
+        message = _message(opener, text, sender_chat=channel)
+        message["from"] = channel_bot
+        yield f"channel says {text}", event({"update_id": ids(), "message": message}), 200
+        message = _message(opener, text, sender_chat=group)
+        yield (
+            f"{opener.name} as the group says {text}",
+            event({"update_id": ids(), "message": message}),
+            200,
+        )
 
 
 def _presses(scene: Scene, game: Game, ids: _Ids) -> Iterator[tuple[str, dict[str, Any], int]]:

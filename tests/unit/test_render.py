@@ -43,7 +43,7 @@ from engine import (
 )
 from engine import events as ev
 from engine.moves import Expire, Move
-from handlers import moments, render, text
+from handlers import moments, names, render, text
 from handlers.callbacks import MAX_BYTES, NO_RANK, Kind, Press, decode
 from handlers.screens import Screen
 from handlers.text import FSI, PDI, RLM, SUPPORTED, isolate, language_of, t, tn
@@ -55,7 +55,7 @@ GAME_ID = 41
 NAMES = ("Ann", "شهد", "Bob", "Chloé", "دريس", "Emma", "فريد", "Gus")
 SUIT = re.compile("[♠♥♦♣]")
 CARD = re.compile(r"(?:10|[A2-9VDR])[♠♥♦♣]")
-GROUP_KINDS = {Kind.JOIN, Kind.LEAVE, Kind.START, Kind.SHOUT, Kind.STAND}
+GROUP_KINDS = {Kind.JOIN, Kind.LEAVE, Kind.START, Kind.SHOUT, Kind.STAND, Kind.REMOVE}
 
 
 def catalogue_files() -> dict[str, dict[str, Any]]:
@@ -375,6 +375,24 @@ def test_the_lobby_lists_players_in_join_order_and_offers_start_from_two_players
     assert shown[3:7] == ["3 players at the table:", "1. Ann", "2. شهد", "3. Bob"]
     assert shown[-1] == "Bob joined."
     assert "Nobody" in render.table(open_table(1, T0), CHAT, GAME_ID, "en", T0).text
+
+
+def test_the_lobby_offers_to_remove_each_computer_player_and_no_start_without_a_person() -> None:
+    robots = open_table(1, T0)
+    for robot in (-1, -2, -3):
+        robots, _ = apply(robots, Join(robot, f"Robot {-robot}"), T0)
+    screen = render.table(robots, CHAT, GAME_ID, "en", T0)
+    assert [[label for label, _ in buttons(Screen("", (row,)))] for row in screen.buttons] == [
+        ["Join", "Leave"],
+        ["Remove 🤖 Robot 1", "Remove 🤖 Robot 2"],
+        ["Remove 🤖 Robot 3"],
+    ]
+    assert [p for _, p in buttons(screen)][2:] == [
+        Press(Kind.REMOVE, CHAT, GAME_ID, n) for n in (1, 2, 3)
+    ]
+    with_ann, _ = apply(robots, Join(7, "Ann"), T0)
+    kinds = [p.kind for _, p in buttons(render.table(with_ann, CHAT, GAME_ID, "en", T0))]
+    assert kinds == [Kind.JOIN, Kind.LEAVE, Kind.START, *[Kind.REMOVE] * 3]
 
 
 def test_every_screen_tells_equal_names_apart_and_marks_computer_players() -> None:
@@ -792,6 +810,67 @@ def test_every_code_has_a_short_refusal_in_every_language(lang: str, code: Code)
         assert 0 < len(said) <= 200
         assert said.startswith(RLM) == (lang == "ar")
         assert plain(said) != code.value
+
+
+# The bot's own refusals, beside the engine's codes: each an answer to a button or a one-line
+# reply to a command, in the presser's language.
+BOT_REFUSALS = (
+    "no_game",
+    "old_game",
+    "game_running",
+    "not_playing",
+    "bad_button",
+    "not_in_group",
+    "not_member",
+    "member_unknown",
+    "addbot_not_allowed",
+    "remove_not_allowed",
+    "robot_gone",
+    "on_behalf_of_chat",
+)
+
+
+def utf16_units(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+@pytest.mark.parametrize("lang", SUPPORTED)
+def test_every_refusal_fits_an_answer_in_every_language(lang: str) -> None:
+    """The wordings that name nobody; those that name someone are `render.refusal`'s, below
+    and in test_every_code_has_a_short_refusal_in_every_language."""
+    engine = [k for k in entries(lang) if k.startswith("refusal_") and not k.endswith("_named")]
+    for key in (*BOT_REFUSALS, *engine):
+        said = t(lang, key)
+        assert 0 < utf16_units(said) <= 200, key
+        assert plain(said) != key
+
+
+@pytest.mark.parametrize("lang", SUPPORTED)
+def test_a_refusal_names_any_player_whose_name_fits_the_limit(lang: str) -> None:
+    """At NAME_LENGTH, the widest labels (a name of dots doubles once made inert; a computer
+    player's mark; the eighth Sam's superscript) still fit a named refusal within 200."""
+    widest = [
+        names.person("." * 40),
+        names.person("\U0001f004" * 40),
+        names.person("ب" * 40),
+        *[names.person("W" * 40)] * 5,
+    ]
+    game = dataclasses.replace(final_play(), ids=(1, 2, 3, 4, -5, 6, 7, 8), names=tuple(widest))
+    game = dataclasses.replace(game, hands=[*game.hands, 0, 0, 0, 0], bullets=[3] * 8, out=[])
+    named = (Code.NOT_YOUR_TURN, Code.ALREADY_CHALLENGED, Code.NOT_DECIDER)
+    for who in game.ids:
+        for code in named:
+            said = render.refusal(IllegalMove(code, who), game, lang)
+            label = render.name_of(game, who, lang)
+            assert plain(text.isolate(label)) in plain(said), "named, not the short form"
+            assert utf16_units(said) <= 200
+    # Names never cut (64 characters, Telegram's most), the widest once inert: the refusal
+    # leaves the name out rather than pass 200.
+    raw = ("." * 64, "\U0001f004" * 64, "ب" * 64, "W" * 64, "@" * 64, "a" * 64, "b" * 64, "c" * 64)
+    game = dataclasses.replace(game, names=raw)
+    for who in game.ids:
+        for code in named:
+            assert utf16_units(render.refusal(IllegalMove(code, who), game, lang)) <= 200
 
 
 # --- properties: whole games, every screen, both languages ------------------------------------
