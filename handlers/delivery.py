@@ -17,13 +17,15 @@ GROUP_SENDS_PER_MINUTE = 18  # Telegram allows about 20 messages a minute into o
 SEND_WINDOW = 60.0
 
 
-def plan_moments(record: Record, decision: Decision, now: float) -> list[Screen]:
+def plan_moments(
+    before: Game | None, record: Record, decision: Decision, now: float
+) -> list[Screen]:
     """The new group messages this action deserves, within Telegram's flood limit; the rest is
     told by the table's note. Their times are written with the move (`record.sends`)."""
     game = record.game
     if game is None or not decision.events:
         return []
-    note = moments.note(decision.events, game, record.lang)
+    note = moments.note(decision.events, game, record.lang, before)
     if note is not None:
         record.note = note
     told = moments.moments(decision.events, game, record.chat, record.game_id, record.lang, now)

@@ -161,15 +161,20 @@ _WEIGHT: dict[type, int] = {
 }
 
 
-def note(events: Sequence[ev.Event], game: Game, lang: str) -> str | None:
+def note(
+    events: Sequence[ev.Event], game: Game, lang: str, earlier: Game | None = None
+) -> str | None:
     """One short line for the table about the most telling event of `events` (see `_WEIGHT`;
-    the later of two equals), or None when there are none."""
+    the later of two equals), or None when there are none. `earlier` is the game before the
+    events: someone who left the lobby is named as they sat there."""
     if not events:
         return None
     index = max(range(len(events)), key=lambda i: (_WEIGHT[type(events[i])], i))
     event, before = events[index], events[:index]
 
     def name(player: int | None) -> str:
+        if earlier is not None and player is not None and player not in game.ids:
+            return name_of(earlier, player, lang)
         return name_of(game, player, lang)
 
     match event:

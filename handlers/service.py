@@ -104,7 +104,7 @@ class Service:
                 break
             if update_id is not None:
                 record.updates = [*record.updates, update_id]  # the store keeps the latest
-            moments = delivery.plan_moments(record, decision, now)
+            moments = delivery.plan_moments(before, record, decision, now)
             previous_due = record.due
             record.due = timing.next_due(record, now, self.idle_expiry)
             record.expires = timing.expiry(record, now, self.idle_expiry)

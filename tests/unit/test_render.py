@@ -24,6 +24,7 @@ from engine import (
     Game,
     IllegalMove,
     Join,
+    Leave,
     LetItStand,
     MenteurError,
     Phase,
@@ -418,6 +419,13 @@ def test_every_screen_tells_equal_names_apart_and_marks_computer_players() -> No
     assert "2. Robot 1 · left the game" in ranking and "4. Sam · left the game" in ranking
     assert "3. sam\u00a0² · left the game" in ranking
     assert plain(moments.note(more, over, "en") or "") == "sam\u00a0² left the game (forfeit)."
+    lobby = open_table(1, T0)
+    for player, name in ((1, "Sam"), (-1, "Robot 1"), (2, "Sam")):
+        lobby, _ = apply(lobby, Join(player, name), T0)
+    after, left = apply(lobby, Leave(2), T0)
+    assert plain(moments.note(left, after, "en", lobby) or "") == "Sam\u00a0² left the table."
+    after, left = apply(lobby, Leave(-1), T0)
+    assert plain(moments.note(left, after, "en", lobby) or "") == "🤖 Robot 1 left the table."
     (won,) = moments.moments(events + more + last, over, CHAT, GAME_ID, "en", T0)
     assert plain(won.text).startswith("🤖 Robot 1 wins!")
 
