@@ -45,6 +45,8 @@ __all__ = [
     "BOT_ID",
     "BOT_USERNAME",
     "CANT_INITIATE",
+    "CHANNEL_BOT",
+    "GROUP_ANONYMOUS_BOT",
     "MESSAGE_NOT_MODIFIED",
     "MESSAGE_TO_EDIT_NOT_FOUND",
     "Call",
@@ -66,6 +68,19 @@ __all__ = [
 ]
 
 BOT_ID = 999000
+# The users Telegram writes as when a message is sent as a chat.
+GROUP_ANONYMOUS_BOT: dict[str, Any] = {
+    "id": 1087968824,
+    "is_bot": True,
+    "first_name": "Group",
+    "username": "GroupAnonymousBot",
+}
+CHANNEL_BOT: dict[str, Any] = {
+    "id": 136817688,
+    "is_bot": True,
+    "first_name": "Channel",
+    "username": "Channel_Bot",
+}
 BOT_USERNAME = "menteur_test_bot"
 BOT_FIRST_NAME = "Menteur Test"
 
@@ -386,8 +401,14 @@ def message_update(
     message_id: int = 1,
     first_name: str | None = None,
     date: int | None = None,
+    sender_chat: int | None = None,
 ) -> dict[str, Any]:
-    """A text message from a user; "/cmd ..." gets the bot_command entity CommandHandler needs."""
+    """A text message from a user; "/cmd ..." gets the bot_command entity CommandHandler needs.
+
+    With `sender_chat`, the message is written as that chat, and `from` is the user Telegram
+    puts there: the group itself for an anonymous administrator (GroupAnonymousBot), or a
+    channel (Channel_Bot); `user_id` is then unused.
+    """
     message: dict[str, Any] = {
         "message_id": message_id,
         "date": int(time.time()) if date is None else date,
@@ -395,6 +416,14 @@ def message_update(
         "from": _user_json(user_id, first_name),
         "text": text,
     }
+    if sender_chat is not None:
+        anonymous = sender_chat == chat_id
+        message["sender_chat"] = (
+            _chat_json(sender_chat)
+            if anonymous
+            else {"id": sender_chat, "type": "channel", "title": f"Channel {sender_chat}"}
+        )
+        message["from"] = dict(GROUP_ANONYMOUS_BOT if anonymous else CHANNEL_BOT)
     if text.startswith("/"):
         command = text.split(maxsplit=1)[0]
         message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(command)}]

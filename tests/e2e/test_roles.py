@@ -15,6 +15,7 @@ from handlers import callbacks
 from handlers.app import ANONYMOUS_ADMIN
 from handlers.callbacks import Kind, Press
 from handlers.text import t
+from infra.fake_telegram import GROUP_ANONYMOUS_BOT, message_update
 from tests.e2e.corpus import CALLBACK_LIMIT, Scene, answer_text
 from tests.e2e.harness import GROUP, Person, Table, running_bot
 
@@ -59,16 +60,25 @@ def send_as(
     return table.post(table.update({"message": message}))
 
 
+def as_chat(table: Table, text: str, chat: int) -> dict[str, Any]:
+    update = message_update(
+        GROUP,
+        0,
+        text,
+        update_id=next(table.update_ids),
+        date=int(table.clock.now),
+        sender_chat=chat,
+    )
+    return table.post(update)
+
+
 def as_anonymous_admin(table: Table, text: str) -> dict[str, Any]:
-    group = {"id": GROUP, "type": "supergroup", "title": "Friday cards"}
-    bot = {"id": ANONYMOUS_ADMIN, "is_bot": True, "first_name": "Group"}
-    return send_as(table, text, group, {**bot, "username": "GroupAnonymousBot"})
+    assert GROUP_ANONYMOUS_BOT["id"] == ANONYMOUS_ADMIN
+    return as_chat(table, text, GROUP)
 
 
 def as_channel(table: Table, text: str) -> dict[str, Any]:
-    channel = {"id": CHANNEL, "type": "channel", "title": "Card news"}
-    bot = {"id": 136817688, "is_bot": True, "first_name": "Channel", "username": "Channel_Bot"}
-    return send_as(table, text, channel, bot)
+    return as_chat(table, text, CHANNEL)
 
 
 def remove_data(scene: Scene, robot: int) -> str:
@@ -87,8 +97,14 @@ def test_the_opener_a_seated_player_or_an_admin_may_add_a_computer_player() -> N
         table = scene.table
         ann, bob, _, ada = scene.players
         for person in (ann, bob, ada):
+            asked = len(table.tg.calls("getChatMember"))
             table.say(person, "/addbot")
+            assert len(table.tg.calls("getChatMember")) == asked + 1, "one question, before"
+        asked = len(table.tg.calls("getChatMember"))
         as_anonymous_admin(table, "/addbot")
+        for command in ("/table", "/rules", "/help", "/leave", "/hand"):
+            table.say(ann, command)
+        assert len(table.tg.calls("getChatMember")) == asked, "asked only when it matters"
         assert table.game().ids == (bob.id, -1, -2, -3, -4)
 
 
