@@ -28,6 +28,7 @@ class Code(StrEnum):
     ALREADY_JOINED = "already_joined"
     TABLE_FULL = "table_full"
     NOT_ENOUGH_PLAYERS = "not_enough_players"
+    NO_PERSON_SEATED = "no_person_seated"
     FINAL_PLAY_PENDING = "final_play_pending"
     NOT_DECIDER = "not_decider"
     NO_DECISION_PENDING = "no_decision_pending"

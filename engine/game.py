@@ -197,6 +197,8 @@ def verify(game: Game, move: Move, now: float) -> None:
                 raise IllegalMove(Code.NOT_A_PLAYER)
             if not MIN_PLAYERS <= len(game.ids) <= MAX_PLAYERS:
                 raise IllegalMove(Code.NOT_ENOUGH_PLAYERS)
+            if all(p < 0 for p in game.ids):  # computer players alone: see Join
+                raise IllegalMove(Code.NO_PERSON_SEATED)
         case Play(player, cards, turn):
             if cards <= 0 or cards & ~FULL_DECK:
                 raise InvalidMove(Code.BAD_CARDS)

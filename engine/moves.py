@@ -14,6 +14,9 @@ from engine.cards import Mask
 
 @dataclass(frozen=True, slots=True)
 class Join:
+    """A seat at the lobby's table. A negative `player` id is a computer player's (the bot's
+    convention): a game does not start with computer players alone."""
+
     player: int
     name: str
 

@@ -10,13 +10,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine import Expire, Game, Join, MenteurError, Move, Phase, apply, open_table, settle
-from handlers import callbacks, render, timing
+from engine import (
+    Code,
+    Expire,
+    Game,
+    Join,
+    Leave,
+    MenteurError,
+    Move,
+    Phase,
+    apply,
+    open_table,
+    settle,
+)
+from handlers import callbacks, names, render, timing
 from handlers.callbacks import Kind, Press
 from handlers.outcomes import Decision, Reason, Result, Why
 from handlers.screens import Button, Keyboard, Screen, Send
 from handlers.store import Record
-from handlers.text import SUPPORTED, t
+from handlers.text import DEFAULT, SUPPORTED, t
 
 
 def _reply(chat: int, text: str, buttons: Keyboard = ()) -> Send:
@@ -30,16 +42,36 @@ def _refused(text: str, reason: Reason, reply_to: int | None) -> Decision:
     return Decision(extra=[_reply(reply_to, text)], result=Result.REFUSED, reason=reason)
 
 
+def _opener_or_admin(record: Record, by: int, admin: bool) -> bool:
+    """Who may change a group's settings and its table's computer players: the player who
+    opened the chat's game (running or over), or an administrator of the group."""
+    return admin or (record.game is not None and by == record.game.opener)
+
+
+@dataclass(frozen=True)
+class Refuse:
+    """A command the bot will not take from this sender, whatever the game: one line why."""
+
+    key: str
+    reason: Reason
+    reply_to: int
+    lang: str | None = None
+
+    def decide(self, record: Record, now: float) -> Decision:
+        return _refused(t(self.lang or record.lang, self.key), self.reason, self.reply_to)
+
+
 @dataclass(frozen=True)
 class PlayerMove:
     """A player's move, judged by the engine after what the clock has decided (`settle`).
 
-    From a button: `game_no` is the game it was drawn for and refusals are worded in the
-    presser's `lang`. From a command: refusals are replies in the group's language in `reply_to`.
+    From a button: `game_id` is the game it was drawn for. From a command: refusals are replies
+    in the chat `reply_to`. Either way they are worded in the presser's `lang` (the group's
+    when the sender's app gave none).
     """
 
     move: Move
-    game_no: int | None = None
+    game_id: int | None = None
     lang: str | None = None
     reply_to: int | None = None
 
@@ -48,7 +80,7 @@ class PlayerMove:
         game = record.game
         if game is None:
             return _refused(t(lang, "no_game"), Why.NO_GAME, self.reply_to)
-        if self.game_no is not None and self.game_no != record.game_no:
+        if self.game_id is not None and self.game_id != record.game_id:
             return _refused(t(lang, "old_game"), Why.OLD_GAME, self.reply_to)
         game, settled = settle(game, now)
         record.game = game
@@ -63,28 +95,68 @@ class PlayerMove:
 
 @dataclass(frozen=True)
 class AddBot:
-    """/addbot: seat the next computer player, "Robot N", with the first free N."""
+    """/addbot: seat the next computer player, "Robot N", with the first free N. In the lobby,
+    by a player at the table, the player who opened it, or a group administrator (`admin`)."""
 
     reply_to: int
+    by: int
+    admin: bool
+    lang: str | None = None
 
     def decide(self, record: Record, now: float) -> Decision:
-        taken = set(record.game.ids) if record.game else set()
+        game = record.game
+        lobby = game is not None and game.phase is Phase.LOBBY
+        if lobby and game is not None and not (self.admin or self.by in (game.opener, *game.ids)):
+            text = t(self.lang or record.lang, "addbot_not_allowed")
+            return _refused(text, Code.NOT_ALLOWED, self.reply_to)
+        taken = set(game.ids) if game else set()
         n = next(n for n in range(1, 10) if -n not in taken)
-        move = Join(-n, t(record.lang, "robot_name", n=n))
-        return PlayerMove(move, reply_to=self.reply_to).decide(record, now)
+        move = Join(-n, names.clean(t(record.lang, "robot_name", n=n), names.NAME_LENGTH))
+        return PlayerMove(move, lang=self.lang, reply_to=self.reply_to).decide(record, now)
+
+
+@dataclass(frozen=True)
+class RemoveBot:
+    """A lobby's button that takes computer player `robot` (a negative id) off the table: for
+    the player who opened it, or a group administrator (`admin`)."""
+
+    robot: int
+    game_id: int
+    by: int
+    admin: bool
+    lang: str
+
+    def decide(self, record: Record, now: float) -> Decision:
+        leave = PlayerMove(Leave(self.robot), self.game_id, self.lang)
+        game = record.game
+        if game is None or self.game_id != record.game_id or game.phase is not Phase.LOBBY:
+            return leave.decide(record, now)  # no game, another game, or past the lobby
+        if not _opener_or_admin(record, self.by, self.admin):
+            return _refused(t(self.lang, "remove_not_allowed"), Code.NOT_ALLOWED, None)
+        if self.robot >= 0 or self.robot not in game.ids:
+            return _refused(t(self.lang, "robot_gone"), Code.NOT_A_PLAYER, None)
+        return leave.decide(record, now)
 
 
 @dataclass(frozen=True)
 class Seat:
-    """/start in private, from the Join button's link: seat the player at that table."""
+    """/start in private, from the Join button's link: seat the player at that table.
+
+    `name` is the player's cleaned name (`handlers.names.person`); when nothing of it was left,
+    the seat is "Player N" in the group's language, stored once like a computer player's name.
+    """
 
     user: int
     name: str
-    game_no: int
+    game_id: int
     lang: str
 
     def decide(self, record: Record, now: float) -> Decision:
-        join = PlayerMove(Join(self.user, self.name), self.game_no, self.lang)
+        name = self.name or names.numbered(
+            lambda n: names.clean(t(record.lang, "player_name", n=n), names.NAME_LENGTH),
+            record.game.names if record.game else (),
+        )
+        join = PlayerMove(Join(self.user, name), self.game_id, self.lang)
         decision = join.decide(record, now)
         private = Screen(decision.refusal or t(self.lang, "join_in_private", group=record.title))
         decision.extra.append(Send(self.user, private))
@@ -97,24 +169,30 @@ class Seat:
 
 @dataclass(frozen=True)
 class NewGame:
-    """/newgame: a new lobby, unless a game is running."""
+    """/newgame: a new lobby, unless a game is running. `game_id` is a random draw from
+    `callbacks.GAME_IDS`; should it be the id of the game it replaces, the next one is taken.
+    `lang` is the opener's, when their app gave one."""
 
     opener: int
     title: str
-    lang: str
+    lang: str | None
+    game_id: int
 
     def decide(self, record: Record, now: float) -> Decision:
         if record.game is not None and record.game.phase is not Phase.OVER:
-            return Decision(
-                extra=[_reply(record.chat, t(record.lang, "game_running"))],
-                result=Result.REFUSED,
-                reason=Why.GAME_RUNNING,
-            )
+            text = t(self.lang or record.lang, "game_running")
+            return _refused(text, Why.GAME_RUNNING, record.chat)
         if record.version == 0:
-            record.lang = self.lang  # a new group speaks its opener's language until /language
+            # A new group speaks its opener's language until /language.
+            record.lang = self.lang or DEFAULT
         record.game = open_table(self.opener, now)
-        record.game_no += 1
-        record.title = self.title
+        ids = callbacks.GAME_IDS
+        record.game_id = (
+            self.game_id
+            if self.game_id != record.game_id
+            else ids.start + (self.game_id - ids.start + 1) % len(ids)
+        )
+        record.title = names.title(self.title)
         record.note = None
         record.langs = {}
         return Decision(write=True, new_game=True)
@@ -126,23 +204,24 @@ class JoinLink:
 
     reply_to: int
     bot_username: str
+    lang: str | None = None
 
     def decide(self, record: Record, now: float) -> Decision:
         if record.game is None or record.game.phase is Phase.OVER:
-            screen = Screen(t(record.lang, "no_game"))
+            screen = Screen(t(self.lang or record.lang, "no_game"))
         elif record.game.phase is not Phase.LOBBY:
-            screen = Screen(t(record.lang, "refusal_already_started"))
+            screen = Screen(t(self.lang or record.lang, "refusal_already_started"))
         else:
-            link = join_link(self.bot_username, record.chat, record.game_no)
+            link = join_link(self.bot_username, record.chat, record.game_id)
             button = Button(t(record.lang, "join_button"), url=link)
             screen = Screen(t(record.lang, "open_private"), ((button,),))
         return Decision(extra=[Send(self.reply_to, screen)])
 
 
-def join_link(bot_username: str, chat: int, game_no: int) -> str:
+def join_link(bot_username: str, chat: int, game_id: int) -> str:
     """A deep link into the private chat, whose Start seats the user (Telegram forbids a bot to
     write first to someone who never opened a chat with it)."""
-    return f"https://t.me/{bot_username}?start=j{chat}_{game_no}"
+    return f"https://t.me/{bot_username}?start=j{chat}_{game_id}"
 
 
 @dataclass(frozen=True)
@@ -151,13 +230,15 @@ class Hand:
 
     user: int
     reply_to: int
+    lang: str | None = None
 
     def decide(self, record: Record, now: float) -> Decision:
         game = record.game
         if game is None or game.phase in (Phase.LOBBY, Phase.OVER) or self.user not in game.ids:
-            return _refused(t(record.lang, "not_playing"), Why.NOT_PLAYING, self.reply_to)
+            text = t(self.lang or record.lang, "not_playing")
+            return _refused(text, Why.NOT_PLAYING, self.reply_to)
         lang = record.lang_of(self.user)
-        screen = render.hand(game, self.user, record.chat, record.game_no, lang, now)
+        screen = render.hand(game, self.user, record.chat, record.game_id, lang, now)
         send = Send(self.user, screen, f"hand:{self.user}")
         return Decision(extra=[send], result=Result.RESENT)
 
@@ -166,9 +247,11 @@ class Hand:
 class TableAgain:
     """/table: the table again, as a new message at the bottom of the group."""
 
+    lang: str | None = None
+
     def decide(self, record: Record, now: float) -> Decision:
         if record.game is None:
-            return Decision(extra=[_reply(record.chat, t(record.lang, "no_game"))])
+            return Decision(extra=[_reply(record.chat, t(self.lang or record.lang, "no_game"))])
         return Decision(table_again=True, result=Result.RESENT)
 
 
@@ -185,15 +268,22 @@ class Say:
 
 @dataclass(frozen=True)
 class LanguagePrompt:
-    """/language: a button per supported language, each named in its own language."""
+    """/language: a button per supported language, each named in its own language. For the
+    player who opened the chat's game, or a group administrator (`admin`)."""
 
     reply_to: int
+    by: int
+    admin: bool
+    lang: str | None = None
 
     def decide(self, record: Record, now: float) -> Decision:
+        if not _opener_or_admin(record, self.by, self.admin):
+            text = t(self.lang or record.lang, "refusal_not_allowed")
+            return _refused(text, Code.NOT_ALLOWED, self.reply_to)
         buttons = tuple(
             Button(
                 t(code, "language_name"),
-                callbacks.encode(Press(Kind.LANGUAGE, record.chat, record.game_no, i)),
+                callbacks.encode(Press(Kind.LANGUAGE, record.chat, record.game_id, i)),
             )
             for i, code in enumerate(SUPPORTED)
         )
@@ -203,15 +293,19 @@ class LanguagePrompt:
 
 @dataclass(frozen=True)
 class SetLanguage:
-    """A language button: the group's language from now on."""
+    """A language button: the group's language from now on. Pressed by the player who opened
+    the chat's game, or a group administrator (`admin`); refusals in the presser's `lang`."""
 
     index: int
+    by: int
+    admin: bool
+    lang: str
 
     def decide(self, record: Record, now: float) -> Decision:
         if self.index >= len(SUPPORTED):
-            return Decision(
-                refusal=t(record.lang, "bad_button"), result=Result.REFUSED, reason=Why.BAD_BUTTON
-            )
+            return _refused(t(self.lang, "bad_button"), Why.BAD_BUTTON, None)
+        if not _opener_or_admin(record, self.by, self.admin):
+            return _refused(t(self.lang, "refusal_not_allowed"), Code.NOT_ALLOWED, None)
         if record.lang == SUPPORTED[self.index]:
             return Decision(result=Result.UNCHANGED)  # a second press on the prompt: no write
         record.lang = SUPPORTED[self.index]

@@ -16,21 +16,27 @@ from typing import Any
 from telegram import CallbackQuery, Message, Update, User
 
 from engine import Forfeit, Leave, LetItStand, Move, Play, Shout, Start, Stop
-from handlers import acts, callbacks, render, telegram_io
+from handlers import acts, callbacks, names, render, telegram_io
 from handlers.callbacks import BadCallback, Kind, Press
 from handlers.outcomes import Act, Outcome, Result, Via, Why, ignored
 from handlers.screens import Answer, EditButtons, Request, Screen, Send
 from handlers.service import Service
+from handlers.telegram_io import Standing
 from handlers.text import language_of, t
 
 LOGGER = logging.getLogger("menteur")
 
-NAME_LENGTH = 32
-START_PAYLOAD = re.compile(r"j(-?\d{1,20})_(\d{1,9})")
+# Telegram's sender of the messages an anonymous group administrator writes.
+ANONYMOUS_ADMIN = 1087968824
+# The commands that open, join or act in a game, or change the group's settings: not for a
+# message sent on behalf of a chat (a channel), which may still ask for /table, /rules, /help.
+ACTING = frozenset({"newgame", "join", "leave", "forfeit", "stop", "addbot", "hand", "language"})
+START_PAYLOAD = re.compile(r"j(-?\d{1,20})_(\d{1,15})")  # j<chat>_<game id>, in decimal
 
 
 def display_name(user: User) -> str:
-    return (user.full_name.strip() or str(user.id))[:NAME_LENGTH]
+    """The user's name as their seat keeps it; "" when nothing visible is left of it."""
+    return names.person(user.full_name)
 
 
 class MenteurBot(Service):
@@ -96,9 +102,16 @@ class MenteurBot(Service):
                 joined = Outcome(Via.PRESS, Result.APPLIED, action="join")
                 return await self._answer(joined, Answer(query.id, url=link))
             case Kind.LANGUAGE:
-                act = acts.SetLanguage(press.number)
+                admin = await telegram_io.is_admin(self.bot, press.chat, user.id)
+                act = acts.SetLanguage(press.number, user.id, admin, lang)
                 return await self.transact(
                     press.chat, update_id, act, query=query, action="language"
+                )
+            case Kind.REMOVE:
+                admin = await telegram_io.is_admin(self.bot, press.chat, user.id)
+                act = acts.RemoveBot(-press.number, press.game, user.id, admin, lang)
+                return await self.transact(
+                    press.chat, update_id, act, query=query, action="removebot"
                 )
             case Kind.LEAVE:
                 move = Leave(user.id)
@@ -143,30 +156,41 @@ class MenteurBot(Service):
         name = name.lower()
         if message.chat.type == "private":
             return await self._private_command(update_id, name, argument.strip(), message, user)
-        act: Act
+        # Refusals go to the sender in their app's language; without one, in the group's.
+        lang = language_of(user.language_code) if user.language_code else None
+        sender = message.sender_chat
+        # An anonymous administrator writes as the group itself, through Telegram's own user.
+        anonymous = sender is not None and sender.id == chat and user.id == ANONYMOUS_ADMIN
+        if sender is not None and not anonymous and name in ACTING:
+            # On behalf of a channel (or another chat): nobody to seat, to answer or to trust.
+            act: Act = acts.Refuse("on_behalf_of_chat", Why.ON_BEHALF_OF_CHAT, chat, lang)
+            return await self.transact(chat, update_id, act, action=name)
+
+        async def admin() -> bool:
+            """Asked before the transaction, so that one decision is taken with the answer;
+            asked only of commands whose answer depends on it."""
+            return anonymous or await telegram_io.is_admin(self.bot, chat, user.id)
+
         match name:
             case "newgame":
-                act = acts.NewGame(
-                    user.id, message.chat.title or "", language_of(user.language_code)
-                )
+                game_id = self.game_ids.randrange(callbacks.GAME_IDS.start, callbacks.GAME_IDS.stop)
+                act = acts.NewGame(user.id, message.chat.title or "", lang, game_id)
             case "join":
-                act = acts.JoinLink(chat, await telegram_io.username(self.bot))
+                act = acts.JoinLink(chat, await telegram_io.username(self.bot), lang)
             case "leave":
-                act = acts.PlayerMove(Leave(user.id), reply_to=chat)
+                act = acts.PlayerMove(Leave(user.id), lang=lang, reply_to=chat)
             case "forfeit":
-                act = acts.PlayerMove(Forfeit(user.id), reply_to=chat)
+                act = acts.PlayerMove(Forfeit(user.id), lang=lang, reply_to=chat)
             case "stop":
-                # Asked before the transaction, so that one decision is taken with the answer.
-                admin = await telegram_io.is_admin(self.bot, chat, user.id)
-                act = acts.PlayerMove(Stop(user.id, admin), reply_to=chat)
+                act = acts.PlayerMove(Stop(user.id, await admin()), lang=lang, reply_to=chat)
             case "addbot":
-                act = acts.AddBot(chat)
+                act = acts.AddBot(chat, user.id, await admin(), lang)
             case "hand":
-                act = acts.Hand(user.id, chat)
+                act = acts.Hand(user.id, chat, lang)
             case "table":
-                act = acts.TableAgain()
+                act = acts.TableAgain(lang)
             case "language":
-                act = acts.LanguagePrompt(chat)
+                act = acts.LanguagePrompt(chat, user.id, await admin(), lang)
             case "rules":
                 act = acts.Say("rules", chat)
             case "help" | "start":
@@ -180,15 +204,28 @@ class MenteurBot(Service):
     ) -> Outcome:
         lang = language_of(user.language_code)
         if name == "start" and (found := START_PAYLOAD.fullmatch(argument)):
-            chat, game_no = int(found[1]), int(found[2])
-            act = acts.Seat(user.id, display_name(user), game_no, lang)
+            chat, game_id = int(found[1]), int(found[2])
+            # Only the group's members may sit at its table: a link names the chat, and anyone
+            # may have it. Asked before the transaction, which then reads and writes once.
+            where = await telegram_io.standing(self.bot, chat, user.id)
+            if where not in (Standing.ADMIN, Standing.MEMBER):
+                why = Why.NOT_MEMBER if where is Standing.OUTSIDER else Why.MEMBER_UNKNOWN
+                return await self._say(message.chat.id, t(lang, why.value), why, action="seat")
+            act = acts.Seat(user.id, display_name(user), game_id, lang)
             return await self.transact(chat, update_id, act, action="seat")
         key = {"rules": "rules", "help": "help_private", "start": "help_private"}.get(
             name, "not_in_group"
         )
-        reply: Request = Send(message.chat.id, Screen(t(lang, key)))
-        outcome = Outcome(Via.COMMAND, Result.APPLIED, chat=message.chat.id, action=name)
-        outcome.telegram_requests = (await telegram_io.deliver(self.bot, [reply])).requests
+        return await self._say(message.chat.id, t(lang, key), action=name)
+
+    async def _say(
+        self, chat: int, text: str, refusal: Why | None = None, *, action: str
+    ) -> Outcome:
+        """One message into `chat`, with no read or write: a fixed text, or a refusal."""
+        result = Result.APPLIED if refusal is None else Result.REFUSED
+        outcome = Outcome(Via.COMMAND, result, refusal, chat=chat, action=action)
+        reply: list[Request] = [Send(chat, Screen(text))]
+        outcome.telegram_requests = (await telegram_io.deliver(self.bot, reply)).requests
         return outcome
 
 
@@ -213,6 +250,7 @@ def _well_typed(update: Update) -> bool:
     if message is not None and not (
         is_text(message.text)
         and (message.migrate_to_chat_id is None or is_id(message.migrate_to_chat_id))
+        and (message.sender_chat is None or is_id(message.sender_chat.id))
     ):
         return False
     users = [x.from_user for x in (query, message) if x is not None and x.from_user is not None]

@@ -2,9 +2,9 @@
 
     kind.chat.game.number[.cards[.hand.rank[x]]]      all numbers in base 36, chat signed
 
-`chat` is the group the game is played in (private hand buttons need it), `game` the game's
-number in that chat (a button from an earlier game is refused), `number` the play number the
-button was drawn for (a button from an earlier turn is refused). A card toggle carries what is
+`chat` is the group the game is played in (private hand buttons need it), `game` the game's id
+(a button from another game is refused; see `GAME_IDS`), `number` the play number the button
+was drawn for (a button from an earlier turn is refused). A card toggle carries what is
 needed to redraw the hand without reading the game: the selection, the hand, the rank to call
 ("-" when it is not the player's turn) and "x" when the hand shows Liar!. Nothing here is
 trusted for authority: every move is checked again by the engine against the stored game.
@@ -19,6 +19,11 @@ from enum import StrEnum
 
 MAX_BYTES = 64
 NO_RANK = -1
+# A game's id, in its buttons and its join link: drawn at random (`secrets`) from these, always
+# 9 base-36 digits, about 46.5 bits. Nobody can guess the id of a game they cannot see, and an
+# old button or link never acts on a later game, even after the chat's record expired. (Stored
+# games from before had ids counting from 1: their buttons still read.)
+GAME_IDS = range(36**8, 36**9)
 
 
 class Kind(StrEnum):
@@ -30,6 +35,7 @@ class Kind(StrEnum):
     TOGGLE = "t"  # select or unselect a card in one's private hand
     PLAY = "p"
     LANGUAGE = "g"  # `number` indexes the supported languages
+    REMOVE = "r"  # take a computer player off the lobby's table: `number` is N of "Robot N"
 
 
 class BadCallback(ValueError):
@@ -50,7 +56,7 @@ class Press:
 
 _B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 _PATTERN = re.compile(
-    r"(?P<kind>[a-z])\.(?P<chat>-?[0-9a-z]{1,12})\.(?P<game>[0-9a-z]{1,6})\.(?P<number>[0-9a-z]{1,6})"
+    r"(?P<kind>[a-z])\.(?P<chat>-?[0-9a-z]{1,12})\.(?P<game>[0-9a-z]{1,9})\.(?P<number>[0-9a-z]{1,6})"
     r"(?:\.(?P<cards>[0-9a-z]{1,11})(?:\.(?P<hand>[0-9a-z]{1,11})\.(?P<rank>-|[0-9a-c])(?P<x>x?))?)?"
 )
 _CARD_KINDS = {Kind.TOGGLE, Kind.PLAY}

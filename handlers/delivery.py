@@ -17,16 +17,18 @@ GROUP_SENDS_PER_MINUTE = 18  # Telegram allows about 20 messages a minute into o
 SEND_WINDOW = 60.0
 
 
-def plan_moments(record: Record, decision: Decision, now: float) -> list[Screen]:
+def plan_moments(
+    before: Game | None, record: Record, decision: Decision, now: float
+) -> list[Screen]:
     """The new group messages this action deserves, within Telegram's flood limit; the rest is
     told by the table's note. Their times are written with the move (`record.sends`)."""
     game = record.game
     if game is None or not decision.events:
         return []
-    note = moments.note(decision.events, game, record.lang)
+    note = moments.note(decision.events, game, record.lang, before)
     if note is not None:
         record.note = note
-    told = moments.moments(decision.events, game, record.chat, record.game_no, record.lang, now)
+    told = moments.moments(decision.events, game, record.chat, record.game_id, record.lang, now)
     recent = [s for s in record.sends if now - s < SEND_WINDOW]
     room = max(0, GROUP_SENDS_PER_MINUTE - len(recent) - (1 if record.table_msg is None else 0))
     kept = told[-room:] if room else []  # the latest matter most: the end, then the rest
@@ -43,8 +45,8 @@ def screens(
     duplicate = decision.result is Result.DUPLICATE
     if game is None or not (decision.write or decision.table_again or duplicate):
         return requests
-    chat, game_no = record.chat, record.game_no
-    table = render.table(game, chat, game_no, record.lang, now, record.note)
+    chat, game_id = record.chat, record.game_id
+    table = render.table(game, chat, game_id, record.lang, now, record.note)
     if record.table_msg is None or decision.table_again:
         requests.append(Send(chat, table, "table"))
         if record.table_msg is not None:
@@ -87,7 +89,7 @@ def changed_hands(before: Game | None, record: Record, now: float) -> dict[int, 
     drawn = hand_screens(record, touched & humans, now)
     for player, screen in list(drawn.items()):
         lang = record.lang_of(player)
-        if render.hand(before, player, record.chat, record.game_no, lang, now) == screen:
+        if render.hand(before, player, record.chat, record.game_id, lang, now) == screen:
             del drawn[player]
     return drawn
 
@@ -98,7 +100,7 @@ def hand_screens(record: Record, players: set[int], now: float) -> dict[int, Scr
     if game is None or game.phase is Phase.LOBBY:
         return {}
     return {
-        p: render.hand(game, p, record.chat, record.game_no, record.lang_of(p), now)
+        p: render.hand(game, p, record.chat, record.game_id, record.lang_of(p), now)
         for p in players
         if p > 0 and p in game.ids
     }

@@ -21,7 +21,7 @@ from handlers.text import block, t, tn
 
 
 def moments(  # noqa: PLR0917 - the bot's one call shape for every screen
-    events: Sequence[ev.Event], game: Game, chat: int, game_no: int, lang: str, now: float
+    events: Sequence[ev.Event], game: Game, chat: int, game_id: int, lang: str, now: float
 ) -> list[Screen]:
     """New group messages, in order: a challenge, a final play, a decision passed on, the end.
 
@@ -35,11 +35,11 @@ def moments(  # noqa: PLR0917 - the bot's one call shape for every screen
                 screens.append(Screen(block(lang, _challenge(event, game, lang))))
             case ev.FinalPlay():
                 lines = _final_play(event, events[:i], game, lang, now)
-                buttons = _decision_buttons(lang, chat, game_no, event.play)
+                buttons = _decision_buttons(lang, chat, game_id, event.play)
                 screens.append(Screen(block(lang, lines), buttons))
             case ev.DecisionPassed():
                 lines = _decision_passed(event, game, lang, now)
-                buttons = _decision_buttons(lang, chat, game_no, game.plays)
+                buttons = _decision_buttons(lang, chat, game_id, game.plays)
                 screens.append(Screen(block(lang, lines), buttons))
             case ev.Won():
                 screens.append(Screen(block(lang, _won(event, events[:i], game, lang, now))))
@@ -72,11 +72,11 @@ def _challenge(e: ev.Challenged, game: Game, lang: str) -> list[str]:
     return lines
 
 
-def _decision_buttons(lang: str, chat: int, game_no: int, play: int) -> Keyboard:
+def _decision_buttons(lang: str, chat: int, game_id: int, play: int) -> Keyboard:
     return (
         (
-            Button(t(lang, "btn_liar"), press_data(Kind.SHOUT, chat, game_no, play)),
-            Button(t(lang, "btn_stand"), press_data(Kind.STAND, chat, game_no, play)),
+            Button(t(lang, "btn_liar"), press_data(Kind.SHOUT, chat, game_id, play)),
+            Button(t(lang, "btn_stand"), press_data(Kind.STAND, chat, game_id, play)),
         ),
     )
 
@@ -133,7 +133,7 @@ def _won(e: ev.Won, before: Sequence[ev.Event], game: Game, lang: str, now: floa
     how = _how_won(before, game, lang)
     if how is not None:
         lines.append(how)
-    return [*lines, "", *ranking_lines(view(game, None, now), e.ranking, lang)]
+    return [*lines, "", *ranking_lines(game, view(game, None, now), e.ranking, lang)]
 
 
 def _stopped(e: ev.Stopped, game: Game, lang: str) -> str:
@@ -161,20 +161,25 @@ _WEIGHT: dict[type, int] = {
 }
 
 
-def note(events: Sequence[ev.Event], game: Game, lang: str) -> str | None:
+def note(
+    events: Sequence[ev.Event], game: Game, lang: str, earlier: Game | None = None
+) -> str | None:
     """One short line for the table about the most telling event of `events` (see `_WEIGHT`;
-    the later of two equals), or None when there are none."""
+    the later of two equals), or None when there are none. `earlier` is the game before the
+    events: someone who left the lobby is named as they sat there."""
     if not events:
         return None
     index = max(range(len(events)), key=lambda i: (_WEIGHT[type(events[i])], i))
     event, before = events[index], events[:index]
 
     def name(player: int | None) -> str:
+        if earlier is not None and player is not None and player not in game.ids:
+            return name_of(earlier, player, lang)
         return name_of(game, player, lang)
 
     match event:
-        case ev.Joined(name=joined):
-            return t(lang, "note_joined", name=joined)
+        case ev.Joined(player=player):
+            return t(lang, "note_joined", name=name(player))
         case ev.Left(player=player):
             return t(lang, "note_left", name=name(player))
         case ev.Started(order=order):

@@ -38,6 +38,9 @@ class Why(StrEnum):
     OLD_GAME = "old_game"
     GAME_RUNNING = "game_running"
     NOT_PLAYING = "not_playing"
+    NOT_MEMBER = "not_member"  # seating asked by someone who is not in the group
+    ON_BEHALF_OF_CHAT = "on_behalf_of_chat"  # a command sent as a channel
+    MEMBER_UNKNOWN = "member_unknown"  # Telegram could not say whether they are
     BAD_BUTTON = "bad_button"
     MALFORMED = "malformed"
     KIND = "kind"

@@ -25,6 +25,7 @@ from engine import (
     view,
 )
 from engine.game import MAX_PLAY
+from handlers import names
 from handlers.callbacks import NO_RANK, Kind, Press, encode, toggles
 from handlers.screens import Button, Keyboard, Screen
 from handlers.text import block, t, tn
@@ -38,9 +39,14 @@ _NAMED = frozenset(
 )
 
 
+def shown_names(game: Game) -> dict[int, str]:
+    """Each seated player's name as every screen shows it (`handlers.names.labels`)."""
+    return dict(zip(game.ids, names.labels(game.ids, game.names), strict=True))
+
+
 def name_of(game: Game, player: int | None, lang: str) -> str:
-    seat = game.seat_of(player) if player is not None else None
-    return game.names[seat] if seat is not None else t(lang, "someone")
+    shown = shown_names(game).get(player) if player is not None else None
+    return shown if shown is not None else t(lang, "someone")
 
 
 def seconds_left(deadline: float | None, now: float) -> int:
@@ -51,20 +57,20 @@ def _dots(bullets: int) -> str:
     return "●" * bullets + "○" * (BULLETS - bullets)
 
 
-def press_data(kind: Kind, chat: int, game_no: int, number: int = 0) -> str:
-    return encode(Press(kind, chat, game_no, number))
+def press_data(kind: Kind, chat: int, game_id: int, number: int = 0) -> str:
+    return encode(Press(kind, chat, game_id, number))
 
 
 # --- the table: one group message, edited in place -------------------------------------------
 
 
 def table(  # noqa: PLR0917 - the bot's one call shape for every screen
-    game: Game, chat: int, game_no: int, lang: str, now: float, note: str | None = None
+    game: Game, chat: int, game_id: int, lang: str, now: float, note: str | None = None
 ) -> Screen:
     """The group's table: the lobby, the running game (UI.md), or the end and its ranking."""
     v = view(game, None, now)
     if v.phase is Phase.LOBBY:
-        return _lobby(v, chat, game_no, lang, note)
+        return _lobby(game, v, chat, game_id, lang, note=note)
     if v.phase is Phase.OVER:
         return _over(game, v, lang, note)
     lines = [
@@ -75,13 +81,15 @@ def table(  # noqa: PLR0917 - the bot's one call shape for every screen
         name = name_of(game, v.last.player, lang)
         lines.append(t(lang, "call_by", n=v.last.count, rank=RANKS[v.last.rank], name=name))
     lines.append("")
+    shown = shown_names(game)
     for seat in v.seats:
         mark = t(lang, "mark_turn" if seat.player == v.awaited else "mark_wait")
+        name = shown[seat.player]
         if seat.out:
-            lines.append(t(lang, "seat_out", mark=mark, name=seat.name))
+            lines.append(t(lang, "seat_out", mark=mark, name=name))
         else:
             dots = _dots(seat.bullets)
-            lines.append(tn(lang, "seat", seat.cards, mark=mark, name=seat.name, dots=dots))
+            lines.append(tn(lang, "seat", seat.cards, mark=mark, name=name, dots=dots))
     final = v.last if v.phase is Phase.DECIDE else None  # R13: a final play awaits its decision
     if note or final:
         lines.append("")
@@ -93,28 +101,43 @@ def table(  # noqa: PLR0917 - the bot's one call shape for every screen
         lines.append(tn(lang, "decide_line", seconds, player=player, decider=decider))
     buttons: list[Button] = []
     if v.shout_open:
-        buttons.append(Button(t(lang, "btn_liar"), press_data(Kind.SHOUT, chat, game_no, v.plays)))
+        buttons.append(Button(t(lang, "btn_liar"), press_data(Kind.SHOUT, chat, game_id, v.plays)))
     if final is not None and (v.deadline is None or now < v.deadline):
-        buttons.append(Button(t(lang, "btn_stand"), press_data(Kind.STAND, chat, game_no, v.plays)))
+        buttons.append(Button(t(lang, "btn_stand"), press_data(Kind.STAND, chat, game_id, v.plays)))
     return Screen(block(lang, lines), (tuple(buttons),) if buttons else ())
 
 
-def _lobby(v: View, chat: int, game_no: int, lang: str, note: str | None) -> Screen:
+def _lobby(game: Game, v: View, chat: int, game_id: int, lang: str, *, note: str | None) -> Screen:
+    """Who sits at the table; Join, Leave, and Start once it can start; a button per computer
+    player to take it off (its press is checked: the opener or an admin)."""
     lines = [t(lang, "title_lobby"), t(lang, "lobby_limits"), ""]
+    shown = shown_names(game)
     if v.seats:
         lines.append(tn(lang, "lobby_players", len(v.seats)))
-        lines += [t(lang, "lobby_seat", pos=i, name=s.name) for i, s in enumerate(v.seats, 1)]
+        lines += [
+            t(lang, "lobby_seat", pos=i, name=shown[s.player]) for i, s in enumerate(v.seats, 1)
+        ]
     else:
         lines.append(t(lang, "lobby_empty"))
     if note:
         lines += ["", note]
     buttons = [
-        Button(t(lang, "btn_join"), press_data(Kind.JOIN, chat, game_no)),
-        Button(t(lang, "btn_leave"), press_data(Kind.LEAVE, chat, game_no)),
+        Button(t(lang, "btn_join"), press_data(Kind.JOIN, chat, game_id)),
+        Button(t(lang, "btn_leave"), press_data(Kind.LEAVE, chat, game_id)),
     ]
-    if MIN_PLAYERS <= len(v.seats) <= MAX_PLAYERS:
-        buttons.append(Button(t(lang, "btn_start"), press_data(Kind.START, chat, game_no)))
-    return Screen(block(lang, lines), (tuple(buttons),))
+    people = [s for s in v.seats if s.player > 0]  # computer players alone cannot start
+    if MIN_PLAYERS <= len(v.seats) <= MAX_PLAYERS and people:
+        buttons.append(Button(t(lang, "btn_start"), press_data(Kind.START, chat, game_id)))
+    removals = [
+        Button(
+            t(lang, "btn_remove", name=shown[s.player]),
+            press_data(Kind.REMOVE, chat, game_id, -s.player),
+        )
+        for s in v.seats
+        if s.player < 0
+    ]
+    rows = [tuple(buttons), *(tuple(removals[i : i + 2]) for i in range(0, len(removals), 2))]
+    return Screen(block(lang, lines), tuple(rows))
 
 
 def _over(game: Game, v: View, lang: str, note: str | None) -> Screen:
@@ -122,23 +145,24 @@ def _over(game: Game, v: View, lang: str, note: str | None) -> Screen:
         lines = [t(lang, "title_stopped")]
     else:
         lines = [t(lang, "title_over"), t(lang, "winner", name=name_of(game, v.winner, lang))]
-        lines += ["", *ranking_lines(v, v.ranking, lang)]
+        lines += ["", *ranking_lines(game, v, v.ranking, lang)]
     if note:
         lines += ["", note]
     return Screen(block(lang, lines))
 
 
-def ranking_lines(v: View, ranking: Sequence[int], lang: str) -> list[str]:
+def ranking_lines(game: Game, v: View, ranking: Sequence[int], lang: str) -> list[str]:
     """R15: the Final ranking with the cards each player has left; forfeits say so (R19)."""
     lines = [t(lang, "final_ranking")]
+    shown = shown_names(game)
     for pos, player in enumerate(ranking, 1):
         seat = v.seat(player)
         if seat is None:
             continue
         if seat.out:
-            lines.append(t(lang, "ranking_row_out", pos=pos, name=seat.name))
+            lines.append(t(lang, "ranking_row_out", pos=pos, name=shown[player]))
         else:
-            lines.append(tn(lang, "ranking_row", seat.cards, pos=pos, name=seat.name))
+            lines.append(tn(lang, "ranking_row", seat.cards, pos=pos, name=shown[player]))
     return lines
 
 
@@ -146,7 +170,7 @@ def ranking_lines(v: View, ranking: Sequence[int], lang: str) -> list[str]:
 
 
 def hand(  # noqa: PLR0917 - the bot's one call shape for every screen
-    game: Game, player: int, chat: int, game_no: int, lang: str, now: float, selection: int = 0
+    game: Game, player: int, chat: int, game_id: int, lang: str, now: float, selection: int = 0
 ) -> Screen:
     """`player`'s own hand: their cards as toggle buttons, Play and Liar! when they may."""
     v = view(game, player, now)
@@ -168,7 +192,7 @@ def hand(  # noqa: PLR0917 - the bot's one call shape for every screen
     keyboard = _hand_keyboard(
         lang,
         chat,
-        game_no,
+        game_id,
         number=v.plays,
         held=v.hand,
         selection=selection,
@@ -215,7 +239,7 @@ def hand_buttons(press: Press, lang: str) -> Keyboard:
 def _hand_keyboard(
     lang: str,
     chat: int,
-    game_no: int,
+    game_id: int,
     *,
     number: int,
     held: int,
@@ -232,7 +256,7 @@ def _hand_keyboard(
     # Every toggle's data differs only in the selection it sets: spell the rest once (the
     # hand is redrawn for each move, up to 51 cards at a time).
     spell = toggles(
-        Press(Kind.TOGGLE, chat, game_no, toggle_number, hand=held, rank=rank, shout=shout)
+        Press(Kind.TOGGLE, chat, game_id, toggle_number, hand=held, rank=rank, shout=shout)
     )
     buttons = [
         Button(
@@ -245,10 +269,10 @@ def _hand_keyboard(
     chosen = count(selection)
     if rank != NO_RANK and 1 <= chosen <= MAX_PLAY:
         label = t(lang, "btn_play", n=chosen, rank=RANKS[rank])
-        data = encode(Press(Kind.PLAY, chat, game_no, number, cards=selection))
+        data = encode(Press(Kind.PLAY, chat, game_id, number, cards=selection))
         actions.append(Button(label, data))
     if shout:
-        actions.append(Button(t(lang, "btn_liar"), press_data(Kind.SHOUT, chat, game_no, number)))
+        actions.append(Button(t(lang, "btn_liar"), press_data(Kind.SHOUT, chat, game_id, number)))
     if actions:
         rows.append(tuple(actions))
     return tuple(rows)
@@ -264,10 +288,9 @@ def refusal(error: MenteurError, game: Game | None, lang: str) -> str:
     who = error.player
     if who is None and error.code is Code.FINAL_PLAY_PENDING and game is not None:
         who = game.awaited
-    if error.code in _NAMED and who is not None and game is not None:
-        seat = game.seat_of(who)
-        if seat is not None:
-            named = t(lang, key + "_named", name=game.names[seat])
-            if len(named) <= REFUSAL_LENGTH:
-                return named
+    if error.code in _NAMED and who is not None and game is not None and who in game.ids:
+        named = t(lang, key + "_named", name=name_of(game, who, lang))
+        # Counted as Telegram counts, in UTF-16 units: an emoji is two.
+        if len(named.encode("utf-16-le")) // 2 <= REFUSAL_LENGTH:
+            return named
     return t(lang, key)

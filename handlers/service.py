@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
@@ -22,6 +23,7 @@ from telegram import CallbackQuery
 from handlers import delivery, telegram_io, timing
 from handlers.acts import Redraw
 from handlers.outcomes import Act, Decision, Outcome, Result, Via
+from handlers.render import name_of
 from handlers.screens import Answer, Request, Screen, Send
 from handlers.store import Conflict, Record, Store
 from handlers.text import t
@@ -43,7 +45,8 @@ class Timers(Protocol):
 
 class Service:
     """What every action needs (the store, the bot, the clock, the timers) and the transaction
-    that uses them. `clock`, `sleep` and `rng` are injected so that tests replay exactly."""
+    that uses them. `clock`, `sleep`, `rng` and `game_ids` are injected so that tests replay
+    exactly."""
 
     def __init__(
         self,
@@ -56,11 +59,14 @@ class Service:
         idle_expiry: float = 86400.0,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         webhook_replies: bool = True,
+        game_ids: random.Random | None = None,
     ) -> None:
         self.store = store
         self.bot = bot
         self.clock = clock
         self.rng = rng or random.Random()
+        # A new game's id must be unguessable: drawn from the operating system's generator.
+        self.game_ids = game_ids or secrets.SystemRandom()
         self.timers = timers
         self.idle_expiry = idle_expiry
         self.sleep = sleep
@@ -98,7 +104,7 @@ class Service:
                 break
             if update_id is not None:
                 record.updates = [*record.updates, update_id]  # the store keeps the latest
-            moments = delivery.plan_moments(record, decision, now)
+            moments = delivery.plan_moments(before, record, decision, now)
             previous_due = record.due
             record.due = timing.next_due(record, now, self.idle_expiry)
             record.expires = timing.expiry(record, now, self.idle_expiry)
@@ -155,7 +161,7 @@ class Service:
         try:
             self.store.remember(
                 record.chat,
-                record.game_no,
+                record.game_id,
                 table=remembered.get("table"),
                 final=remembered.get("final"),
                 hands=hands,
@@ -168,9 +174,9 @@ class Service:
             # only cost a message sent anew later.
             LOGGER.warning("could not remember what was sent", exc_info=True)
         if newly_unreachable and record.game is not None:
-            names = dict(zip(record.game.ids, record.game.names, strict=True))
+            game, lang = record.game, record.lang
             notices: list[Request] = [
-                Send(record.chat, Screen(t(record.lang, "unreachable", name=names[p])))
+                Send(record.chat, Screen(t(lang, "unreachable", name=name_of(game, p, lang))))
                 for p in sorted(newly_unreachable)
             ]
             await telegram_io.deliver(self.bot, notices)

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from engine import Game, decode, encode
+from handlers.names import TITLE_LENGTH
 
 RECENT_UPDATES = 12  # a retried update comes back within a minute, after a few others
-TITLE_LENGTH = 24  # the group's title, shown in private chats; kept short to keep items small
 DUE_SHARD = "due"  # the sparse index's only partition: few games have a timer at once
 MOVE_ATTEMPTS = 6  # a migration racing moves still made on the old chat id
 
@@ -34,7 +34,7 @@ class Record:
     chat: int
     version: int = 0  # 0: never written
     game: Game | None = None
-    game_no: int = 0  # counts the chat's games: a button from an earlier game is refused
+    game_id: int = 0  # the current game's, in its buttons (callbacks.GAME_IDS); 0: none yet
     lang: str = "en"
     title: str = ""
     langs: dict[int, str] = field(default_factory=dict)  # player → language of their hand
@@ -53,7 +53,7 @@ class Record:
         """The versioned part, compact: the whole item must stay under one 1 KB write unit."""
         doc = {
             "g": None if self.game is None else encode(self.game),
-            "n": self.game_no,
+            "n": self.game_id,
             "l": self.lang,
             "t": self.title[:TITLE_LENGTH],
             # Aligned with the seats, which carry the ids: no id is stored twice.
@@ -68,7 +68,7 @@ class Record:
     def read_document(self, text: str) -> None:
         doc = json.loads(text)
         self.game = None if doc["g"] is None else decode(doc["g"])
-        self.game_no = doc["n"]
+        self.game_id = doc["n"]
         self.lang = doc["l"]
         self.title = doc["t"]
         seats = self.game.ids if self.game else ()
@@ -118,7 +118,7 @@ class Store(Protocol):
     def remember(
         self,
         chat: int,
-        game_no: int,
+        game_id: int,
         *,
         table: int | None = None,
         final: int | None = None,
@@ -181,7 +181,7 @@ class DynamoStore:
         values: dict[str, Any] = {
             ":new": {"N": str(record.version + 1)},
             ":doc": {"S": record.document()},
-            ":gn": {"N": str(record.game_no)},
+            ":gn": {"N": str(record.game_id)},
             ":empty": {"M": {}},
         }
         if record.due is None:
@@ -225,7 +225,7 @@ class DynamoStore:
     def remember(
         self,
         chat: int,
-        game_no: int,
+        game_id: int,
         *,
         table: int | None = None,
         final: int | None = None,
@@ -234,7 +234,7 @@ class DynamoStore:
         reachable: set[int] | None = None,
     ) -> None:
         sets: list[str] = []
-        values: dict[str, Any] = {":gn": {"N": str(game_no)}}
+        values: dict[str, Any] = {":gn": {"N": str(game_id)}}
         names: dict[str, str] = {}
         if table is not None:
             sets.append("tm = :tm")
@@ -322,7 +322,7 @@ class DynamoStore:
 class _Stored:
     version: int
     document: str
-    game_no: int
+    game_id: int
     due: float | None
     expires: int | None
     table: int | None = None
@@ -361,7 +361,7 @@ class MemoryStore:
             if (stored.version if stored else 0) != record.version:
                 raise Conflict(record.chat)
             kept = _Stored(
-                record.version + 1, record.document(), record.game_no, record.due, record.expires
+                record.version + 1, record.document(), record.game_id, record.due, record.expires
             )
             if stored is not None:
                 kept.unreachable = stored.unreachable
@@ -377,7 +377,7 @@ class MemoryStore:
     def remember(
         self,
         chat: int,
-        game_no: int,
+        game_id: int,
         *,
         table: int | None = None,
         final: int | None = None,
@@ -390,7 +390,7 @@ class MemoryStore:
         with self._lock:
             self.counts.writes += 1
             stored = self.items.get(chat)
-            if stored is None or stored.game_no != game_no:
+            if stored is None or stored.game_id != game_id:
                 return
             if table is not None:
                 stored.table = table

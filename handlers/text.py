@@ -9,6 +9,11 @@ Every value put into a template is isolated (FSI … PDI), and values joined onl
 chunk ("2 × R"), so a name or a card in another script never reorders the sentence around it. In
 a right-to-left language every line also starts with RLM, so Telegram lays it out right to left
 even when the line begins with a Latin name.
+
+Every value is also made inert (`inert`): Telegram turns "/word", "@user", "#tag", "$TAG",
+links and e-mail addresses in a plain text into things to tap, and a value is a name or a
+group's title, which anyone chooses. A value can never become one of them; the templates' own
+commands (/newgame in the help) stay tappable.
 """
 
 from __future__ import annotations
@@ -25,11 +30,21 @@ from typing import Any
 FSI = "\u2068"  # first strong isolate: the direction of what follows is its own
 PDI = "\u2069"  # pop directional isolate
 RLM = "\u200f"  # right-to-left mark
+WORD_JOINER = "\u2060"  # invisible, and no part of a command, a mention, a tag or a domain
 DEFAULT = "en"
 
 # Bidi controls a name may carry (overrides, embeddings, isolates, marks): removed, so a name
 # cannot reach out of its isolate and flip the text around it.
 _BIDI_CONTROLS = re.compile("[\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
+# Where Telegram's detectors start (tdlib, td/telegram/MessageEntity.cpp): a command is "/"
+# then [A-Za-z0-9_] (match_bot_commands), a mention "@" then [A-Za-z0-9_] (match_mentions), a
+# hashtag "#" then a letter, digit or "_" (match_hashtags), a cashtag "$" then [A-Z]
+# (match_cashtags), a tg:// link "tg:" then "//" (match_tg_urls); a link or an e-mail address
+# is read from a dot outwards, through the characters a domain may hold (match_urls:
+# is_domain_symbol, is_url_unicode_symbol), which in General Punctuation are only the two
+# joiners and the dashes. A word joiner after each of these characters ends every one of
+# them at its first character, and shows nothing.
+_ACTIVE = re.compile(r"[/@#$.]")
 # What may stand between two placeholders that form one chunk: "{n} × {rank}".
 _JOINER = re.compile(r" ?× ?")
 
@@ -85,9 +100,15 @@ class Catalogue:
     entries: Mapping[str, Entry]
 
 
+def inert(value: str) -> str:
+    """`value` as it reads, but never a command, a mention, a hashtag, a cashtag, a link or an
+    e-mail address for Telegram (see `_ACTIVE`)."""
+    return _ACTIVE.sub(lambda found: found[0] + WORD_JOINER, value)
+
+
 def isolate(name: str) -> str:
-    """`name` (a player, a group, a card, "2 × R") as one unit, whatever script it is in."""
-    return FSI + _BIDI_CONTROLS.sub("", name) + PDI
+    """`name` (a player, a group, a card, "2 × R") as one inert unit, whatever its script."""
+    return FSI + inert(_BIDI_CONTROLS.sub("", name)) + PDI
 
 
 @cache

@@ -22,7 +22,7 @@ IDLE_GRANULARITY = 3600.0  # an idle game ends on the hour after its expiry
 def computer_rng(record: Record, game: Game) -> random.Random:
     """Computer players decide from the state alone, so the decision foreseen when the timer
     is set is the one taken when it fires (and a replay takes it again)."""
-    return random.Random(f"{record.chat}/{record.game_no}/{game.plays}/{game.updated}")
+    return random.Random(f"{record.chat}/{record.game_id}/{game.plays}/{game.updated}")
 
 
 def computer_move(record: Record, game: Game, now: float) -> Move | None:

@@ -9,6 +9,10 @@ error codes and descriptions), records every call, and fails on demand, determin
         ...  # run the code under test against tg.base_url
         assert tg.messages_to(-100) == ["..."]
 
+Like Telegram, it finds the commands, mentions, hashtags, cashtags, links and e-mail addresses
+of every text sent or edited without entities of its own (`infra.entities`) and returns them as
+the message's `entities`.
+
 It speaks HTTP/1.1 with keep-alive on purpose: python-telegram-bot's httpx client reuses its
 connections, and bugs such as an httpx client outliving its event loop only show up when a
 connection is actually reused. Standard library only, so the offline runner needs nothing else.
@@ -34,11 +38,15 @@ from types import TracebackType
 from typing import Any, Self
 from urllib.parse import parse_qsl, urlsplit
 
+from infra.entities import find_entities
+
 __all__ = [
     "BLOCKED_BY_USER",
     "BOT_ID",
     "BOT_USERNAME",
     "CANT_INITIATE",
+    "CHANNEL_BOT",
+    "GROUP_ANONYMOUS_BOT",
     "MESSAGE_NOT_MODIFIED",
     "MESSAGE_TO_EDIT_NOT_FOUND",
     "Call",
@@ -60,6 +68,19 @@ __all__ = [
 ]
 
 BOT_ID = 999000
+# The users Telegram writes as when a message is sent as a chat.
+GROUP_ANONYMOUS_BOT: dict[str, Any] = {
+    "id": 1087968824,
+    "is_bot": True,
+    "first_name": "Group",
+    "username": "GroupAnonymousBot",
+}
+CHANNEL_BOT: dict[str, Any] = {
+    "id": 136817688,
+    "is_bot": True,
+    "first_name": "Channel",
+    "username": "Channel_Bot",
+}
 BOT_USERNAME = "menteur_test_bot"
 BOT_FIRST_NAME = "Menteur Test"
 
@@ -102,6 +123,27 @@ _ADMIN_RIGHTS: dict[str, bool] = {
     "can_edit_stories": False,
     "can_delete_stories": False,
     "can_pin_messages": True,
+}
+
+# What Telegram says of a restricted member: every permission, here all withheld but reading.
+_RESTRICTIONS: dict[str, Any] = {
+    "can_send_messages": False,
+    "can_send_audios": False,
+    "can_send_documents": False,
+    "can_send_photos": False,
+    "can_send_videos": False,
+    "can_send_video_notes": False,
+    "can_send_voice_notes": False,
+    "can_send_polls": False,
+    "can_send_other_messages": False,
+    "can_add_web_page_previews": False,
+    "can_change_info": False,
+    "can_invite_users": False,
+    "can_pin_messages": False,
+    "can_manage_topics": False,
+    "can_edit_tag": False,
+    "can_react_to_messages": False,
+    "until_date": 0,
 }
 
 # Methods that only ever answer `true` here; the call record is what tests look at.
@@ -359,8 +401,14 @@ def message_update(
     message_id: int = 1,
     first_name: str | None = None,
     date: int | None = None,
+    sender_chat: int | None = None,
 ) -> dict[str, Any]:
-    """A text message from a user; "/cmd ..." gets the bot_command entity CommandHandler needs."""
+    """A text message from a user; "/cmd ..." gets the bot_command entity CommandHandler needs.
+
+    With `sender_chat`, the message is written as that chat, and `from` is the user Telegram
+    puts there: the group itself for an anonymous administrator (GroupAnonymousBot), or a
+    channel (Channel_Bot); `user_id` is then unused.
+    """
     message: dict[str, Any] = {
         "message_id": message_id,
         "date": int(time.time()) if date is None else date,
@@ -368,6 +416,14 @@ def message_update(
         "from": _user_json(user_id, first_name),
         "text": text,
     }
+    if sender_chat is not None:
+        anonymous = sender_chat == chat_id
+        message["sender_chat"] = (
+            _chat_json(sender_chat)
+            if anonymous
+            else {"id": sender_chat, "type": "channel", "title": f"Channel {sender_chat}"}
+        )
+        message["from"] = dict(GROUP_ANONYMOUS_BOT if anonymous else CHANNEL_BOT)
     if text.startswith("/"):
         command = text.split(maxsplit=1)[0]
         message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(command)}]
@@ -596,6 +652,19 @@ class FakeTelegram:
         self.admins: set[tuple[int, int]] = set()
         #: (chat_id, user_id) pairs answered as "creator".
         self.owners: set[tuple[int, int]] = set()
+        #: (chat_id, user_id) -> (status, is_member) for everyone else (see `set_status`);
+        #: anyone not named is a "member".
+        self.statuses: dict[tuple[int, int], tuple[str, bool]] = {}
+
+    def set_status(
+        self, chat_id: int, user_id: int, status: str, *, is_member: bool = False
+    ) -> None:
+        """What getChatMember says of a user who is neither owner nor admin: "member",
+        "restricted" (still a member of the chat if `is_member`), "left" or "kicked"."""
+        if status not in ("member", "restricted", "left", "kicked"):
+            raise ValueError(f"not a status for set_status: {status}")
+        with self._lock:
+            self.statuses[(chat_id, user_id)] = (status, is_member or status == "member")
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -924,8 +993,7 @@ class FakeTelegram:
         chat_id = self._chat_id(params)
         text = _checked_text(params)
         stored = self._store_new(chat_id, at, text=text, reply_markup=_inline_markup(params))
-        if isinstance(params.get("entities"), list):
-            stored.extra["entities"] = params["entities"]
+        _set_entities(stored, text, params)
         return _message_json(stored)
 
     def _send_file(self, params: dict[str, Any], at: float) -> dict[str, Any]:
@@ -974,6 +1042,7 @@ class FakeTelegram:
         if stored.text == text and stored.reply_markup == markup:
             raise _ApiError(400, MESSAGE_NOT_MODIFIED)
         stored.text, stored.reply_markup, stored.edit_date = text, markup, int(time.time())
+        _set_entities(stored, text, params)
         return _message_json(stored)
 
     def _edit_markup(self, params: dict[str, Any], at: float) -> dict[str, Any] | bool:
@@ -999,7 +1068,12 @@ class FakeTelegram:
             return {"status": "creator", "user": user, "is_anonymous": False}
         if (chat_id, user_id) in self.admins:
             return {"status": "administrator", "user": user, **_ADMIN_RIGHTS}
-        return {"status": "member", "user": user}
+        status, is_member = self.statuses.get((chat_id, user_id), ("member", True))
+        if status == "restricted":
+            return {"status": status, "user": user, "is_member": is_member, **_RESTRICTIONS}
+        if status == "kicked":
+            return {"status": status, "user": user, "until_date": 0}
+        return {"status": status, "user": user}
 
     def _get_chat_member(self, params: dict[str, Any], at: float) -> dict[str, Any]:
         chat_id = self._chat_id(params)
@@ -1091,6 +1165,30 @@ def _checked_text(params: dict[str, Any]) -> str:
     if len(text) > 4096:
         raise _ApiError(400, "Bad Request: message is too long")
     return text
+
+
+def _set_entities(stored: StoredMessage, text: str, params: dict[str, Any]) -> None:
+    """The message's entities, as Telegram makes them: the sender's own (none without a parse
+    mode or `entities`), and what Telegram finds in the text where they leave room."""
+    given = params.get("entities")
+    listed = given if isinstance(given, list) else []
+    own = [e for e in listed if isinstance(e, dict) and _int_fields(e, "offset", "length")]
+
+    def free(found: dict[str, Any]) -> bool:
+        start, end = found["offset"], found["offset"] + found["length"]
+        return all(end <= e["offset"] or e["offset"] + e["length"] <= start for e in own)
+
+    entities = sorted(
+        [*own, *filter(free, find_entities(text))], key=lambda e: (e["offset"], -e["length"])
+    )
+    if entities:
+        stored.extra["entities"] = entities
+    else:
+        stored.extra.pop("entities", None)
+
+
+def _int_fields(value: dict[str, Any], *keys: str) -> bool:
+    return all(type(value.get(key)) is int for key in keys)
 
 
 def _inline_markup(params: dict[str, Any]) -> dict[str, Any] | None:

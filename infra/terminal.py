@@ -194,6 +194,7 @@ class OfflineTable:
         """Start the fake Telegram, dynalite and the bot; resume the saved game or deal one."""
         try:
             self._tg = self._stack.enter_context(FakeTelegram())
+            self._tg.owners.add((GROUP, PERSON))  # your group: its language is yours to set
             self.tg.owners.add((GROUP, PERSON))  # you created the group: /stop is yours
             settings = Settings(
                 table_name=OFFLINE_TABLE,
@@ -206,6 +207,7 @@ class OfflineTable:
             )
             if self.seed is not None:
                 self.local.rt.app.rng = random.Random(self.seed)
+                self.local.rt.app.game_ids = random.Random(self.seed)
             self._poller = Poller(self.local)
             self.poller.start()
             me = self.local.rt.run(self.local.rt.bot.get_me())

@@ -171,7 +171,7 @@ class Scene:
         game = record.game
         assert game is not None
         plays = game.plays if number is None else number
-        press = Press(Kind.PLAY, GROUP, record.game_no, plays, cards=mask_of(cards))
+        press = Press(Kind.PLAY, GROUP, record.game_id, plays, cards=mask_of(cards))
         return callbacks.encode(press)
 
     def hand_message_id(self, person: Person) -> int:
@@ -206,7 +206,7 @@ class Scene:
         record = self.table.rt.store.load(chat)
         assert record.game is not None
         screen = render.table(
-            record.game, chat, record.game_no, record.lang, self.table.clock.now, record.note
+            record.game, chat, record.game_id, record.lang, self.table.clock.now, record.note
         )
         return screen.text, [str(b.data) for row in screen.buttons for b in row]
 
@@ -224,7 +224,7 @@ class Scene:
         game = record.game
         assert game is not None
         plays = game.plays if number is None else number
-        return callbacks.encode(Press(Kind.SHOUT, GROUP, record.game_no, plays))
+        return callbacks.encode(Press(Kind.SHOUT, GROUP, record.game_id, plays))
 
     def liar(self, person: Person) -> dict[str, Any]:
         """An update of `person` pressing the table's Liar!, to deliver (and deliver again).
@@ -636,7 +636,7 @@ def _wrong_types(scene: Scene, ids: _Ids) -> Iterator[tuple[str, dict[str, Any],
 def _commands(scene: Scene, game: Game, ids: _Ids) -> Iterator[tuple[str, dict[str, Any], int]]:
     """Commands that must be refused or ignored in this game's state."""
     opener, bob, chloe = scene.players
-    game_no = scene.table.record().game_no
+    game_id = scene.table.record().game_id
     said: list[tuple[Person, str, int]] = []
     for text in ("/stop", "/stop now", "/STOP", "/forfeit", "/leave", "/addbot", "/newgame"):
         said.append((STRANGER, text, GROUP))
@@ -651,39 +651,55 @@ def _commands(scene: Scene, game: Game, ids: _Ids) -> Iterator[tuple[str, dict[s
         f"j{GROUP}",
         f"j{GROUP}_",
         f"j{GROUP}_x",
-        f"j{GROUP}_{game_no} extra",
-        f"j{GROUP}_{game_no}_1",
+        f"j{GROUP}_{game_id} extra",
+        f"j{GROUP}_{game_id}_1",
         f"j{GROUP}_0",
-        f"j{GROUP}_{game_no + 1}",
+        f"j{GROUP}_{game_id + 1}",
         f"j{GROUP}_{'9' * 12}",
         f"j{'9' * 30}_1",
-        f"J{GROUP}_{game_no}",
-        f"x{GROUP}_{game_no}",
+        f"J{GROUP}_{game_id}",
+        f"x{GROUP}_{game_id}",
         f"j{OTHER_GROUP}_1",
         "j-0_1",
         "j0_0",
         f"j{GROUP}_-1",
-        f"j+{-GROUP}_{game_no}",
-        f"j{GROUP}_{game_no}\n",
+        f"j+{-GROUP}_{game_id}",
+        f"j{GROUP}_{game_id}\n",
         "%6A" + str(GROUP),
         "j" + "٣" * 5 + "_1",
     ]
     for payload in payloads:
         said.append((STRANGER, f"/start {payload}".rstrip(" "), STRANGER.id))
-    said.append((bob, f"/start j{GROUP}_{game_no}", bob.id))  # seated already, game running
-    said.append((STRANGER, f"/start j{GROUP}_{game_no}", STRANGER.id))  # too late to join
+    said.append((bob, f"/start j{GROUP}_{game_id}", bob.id))  # seated already, game running
+    said.append((STRANGER, f"/start j{GROUP}_{game_id}", STRANGER.id))  # too late to join
     for text in ("/newgame", "/stop", "/forfeit", "/hand", "/leave", "/addbot", "/frobnicate"):
         said.append((opener, text, opener.id))
     for person, text, chat in said:
         update = {"update_id": ids(), "message": _message(person, text, chat)}
         yield f"command {person.name} {text!r} in {chat}", event(update), 200
+    # Written as a chat: a channel (through Telegram's Channel_Bot), or the group itself by
+    # someone other than Telegram's anonymous-admin user.
+    channel = {"id": -1007777777777, "type": "channel", "title": "Card news"}
+    channel_bot = {"id": 136817688, "is_bot": True, "first_name": "Channel"}
+    group = {"id": GROUP, "type": "supergroup", "title": "Friday cards"}
+    acting = ("/stop", "/forfeit", "/newgame", "/addbot", "/language", "/leave", "/hand", "/join")
+    for text in acting:
+        message = _message(opener, text, sender_chat=channel)
+        message["from"] = channel_bot
+        yield f"channel says {text}", event({"update_id": ids(), "message": message}), 200
+        message = _message(opener, text, sender_chat=group)
+        yield (
+            f"{opener.name} as the group says {text}",
+            event({"update_id": ids(), "message": message}),
+            200,
+        )
 
 
 def _presses(scene: Scene, game: Game, ids: _Ids) -> Iterator[tuple[str, dict[str, Any], int]]:
     """Button presses the game refuses now."""
     assert game.last is not None
     record = scene.table.record()
-    game_no, plays = record.game_no, game.plays
+    game_id, plays = record.game_id, game.plays
     mover = scene.by_id(game.ids[game.last.seat])
     awaited = scene.awaited()
     others = [p for p in scene.players if p.id != awaited.id]
@@ -692,7 +708,7 @@ def _presses(scene: Scene, game: Game, ids: _Ids) -> Iterator[tuple[str, dict[st
     not_held = set(range(52)) - held
 
     def press(kind: Kind, number: int = plays, cards: int = 0, chat: int = GROUP) -> str:
-        return callbacks.encode(Press(kind, chat, game_no, number, cards=cards))
+        return callbacks.encode(Press(kind, chat, game_id, number, cards=cards))
 
     presses: list[tuple[str, Person, int | None, int, Any]] = [
         ("own play", mover, GROUP, table_msg, press(Kind.SHOUT)),
@@ -773,8 +789,8 @@ def _presses(scene: Scene, game: Game, ids: _Ids) -> Iterator[tuple[str, dict[st
             1,
             press(Kind.PLAY, cards=mask_of(sorted(held)[:1])),
         ),
-        ("toggle in the group", awaited, GROUP, table_msg, _toggle(GROUP, game_no, plays, held)),
-        ("toggle in another chat", awaited, others[0].id, 3, _toggle(GROUP, game_no, plays, held)),
+        ("toggle in the group", awaited, GROUP, table_msg, _toggle(GROUP, game_id, plays, held)),
+        ("toggle in another chat", awaited, others[0].id, 3, _toggle(GROUP, game_id, plays, held)),
     ]
     for name, person, chat, message_id, data in presses:
         update = {"update_id": ids(), "callback_query": _query(person, chat, message_id, data)}
@@ -800,8 +816,8 @@ def _with_game(data: str) -> str:
     return callbacks.encode(Press(press.kind, press.chat, press.game + 1, press.number))
 
 
-def _toggle(chat: int, game_no: int, plays: int, held: set[int]) -> str:
-    press = Press(Kind.TOGGLE, chat, game_no, plays, cards=0, hand=mask_of(held), rank=0)
+def _toggle(chat: int, game_id: int, plays: int, held: set[int]) -> str:
+    press = Press(Kind.TOGGLE, chat, game_id, plays, cards=0, hand=mask_of(held), rank=0)
     return callbacks.encode(press)
 
 

@@ -248,6 +248,7 @@ def running_bot(seed: int = 7, dynamodb: Any = None, log_level: str = "INFO") ->
         rt = Runtime(settings, store=DynamoStore(dynamodb, "menteur-test"), clock=clock)
         rt.app.timers = timers
         rt.app.rng = random.Random(seed)
+        rt.app.game_ids = random.Random(seed)
         try:
             yield Table(tg, rt, clock, timers)
         finally:

@@ -24,6 +24,7 @@ from engine import Phase, mask_of
 from handlers import callbacks
 from handlers.callbacks import Kind, Press
 from handlers.text import t
+from infra.fake_telegram import bad_request, server_error, too_many_requests
 from tests.e2e.corpus import (
     ARABIC,
     CALLBACK_LIMIT,
@@ -256,14 +257,14 @@ def test_tampered_buttons_are_refused_in_the_pressers_language(lang: str) -> Non
             (with_field(shout, 0, "p"), "bad_button"),  # a kind whose fields differ
             (with_field(shout, 1, b36(OTHER_GROUP)), "bad_button"),  # another group's button
             (with_field(shout, 1, "zz!"), "bad_button"),
-            (with_field(shout, 2, b36(record.game_no + 1)), "old_game"),
+            (with_field(shout, 2, b36(record.game_id + 1)), "old_game"),
             (with_field(shout, 3, b36(game.plays + 1)), "refusal_stale"),
             (with_field(shout, 3, b36(game.plays - 1)), "refusal_next_player_played"),
             (shout + ".1", "bad_button"),
             (shout.rsplit(".", 1)[0], "bad_button"),
             (shout + "0" * (65 - len(shout)), "bad_button"),  # 65 bytes
             ("ب" * 33, "bad_button"),  # 33 characters, 66 bytes
-            (with_field(shout, 2, "0" + b36(record.game_no)), "bad_button"),  # not canonical
+            (with_field(shout, 2, "0" + b36(record.game_id)), "bad_button"),  # not canonical
             (with_field(shout, 1, "-0" + b36(-GROUP)), "bad_button"),
             (shout.upper(), "bad_button"),
         ]:
@@ -279,14 +280,14 @@ def test_tampered_buttons_are_refused_in_the_pressers_language(lang: str) -> Non
             (with_field(play, 4, "0"), "refusal_bad_cards"),
             (with_field(play, 4, b36(1 << 52)), "bad_button"),  # not a card
             (with_field(play, 3, b36(game.plays + 3)), "refusal_stale"),
-            (with_field(play, 2, b36(record.game_no + 1)), "old_game"),
+            (with_field(play, 2, b36(record.game_id + 1)), "old_game"),
             (with_field(play, 1, b36(OTHER_GROUP)), "no_game"),
             (with_field(play, 0, "t"), "bad_button"),  # a toggle needs the hand's fields
         ]:
             refused(scene, awaited, awaited.id, hand_msg, data, *keys)
         # A card toggle whose hand or rank is not one.
         toggle = callbacks.encode(
-            Press(Kind.TOGGLE, GROUP, record.game_no, game.plays, 1, mask_of(held), game.rank)
+            Press(Kind.TOGGLE, GROUP, record.game_id, game.plays, 1, mask_of(held), game.rank)
         )
         for data in (with_field(toggle, 5, b36(1 << 52)), with_field(toggle, 6, "d")):
             refused(scene, awaited, awaited.id, hand_msg, data, "bad_button")
@@ -306,11 +307,11 @@ def test_misplaced_buttons_and_moves_out_of_turn_are_refused(lang: str) -> None:
         play = scene.play_data(awaited, {min(scene.hand(awaited))})
         record = table.record()
         toggle = callbacks.encode(
-            Press(Kind.TOGGLE, GROUP, record.game_no, game.plays, 0, game.hands[0], game.rank)
+            Press(Kind.TOGGLE, GROUP, record.game_id, game.plays, 0, game.hands[0], game.rank)
         )
 
         def group_button(kind: Kind, number: int = 0) -> str:
-            return callbacks.encode(Press(kind, GROUP, record.game_no, number))
+            return callbacks.encode(Press(kind, GROUP, record.game_id, number))
 
         # Another player's hand: a Play pressed in someone else's private chat, or in the group.
         refused(scene, third, awaited.id, hand_msg, play, "bad_button")
@@ -414,11 +415,11 @@ def test_buttons_from_an_earlier_game_are_refused(lang: str) -> None:
         old_shout, old_table = scene.shout_data(), scene.table_message_id()
         old_play = scene.play_data(awaited, {min(scene.hand(awaited))})
         old_hand = scene.hand_message_id(awaited)
-        old_game_no = table.record().game_no
+        old_game_id = table.record().game_id
         table.say(opener, "/stop")
         assert table.game().phase is Phase.OVER
         scene.start()
-        assert table.record().game_no == old_game_no + 1
+        assert table.record().game_id not in (0, old_game_id)
         mover = scene.awaited()
         scene.play(mover, {min(scene.hand(mover))})
         shouter = next(p for p in scene.players if p != mover)
@@ -427,7 +428,28 @@ def test_buttons_from_an_earlier_game_are_refused(lang: str) -> None:
         # The join link of the earlier game, opened now, is refused in the private chat.
         eve = stranger(lang)
         with nothing_changes(scene):
-            table.say(eve, f"/start j{GROUP}_{old_game_no}", chat=eve.id)
+            table.say(eve, f"/start j{GROUP}_{old_game_id}", chat=eve.id)
+        assert replies(scene, eve.id)[-1] == t(lang, "old_game")
+
+
+@LANGS
+def test_buttons_and_links_from_before_the_chats_record_expired_are_refused(lang: str) -> None:
+    with game_in_play(lang) as scene:
+        table = scene.table
+        old_shout, old_game_id = scene.shout_data(), table.record().game_id
+        # DynamoDB's expiry deletes the chat's item; the group plays again.
+        scene.client.client.delete_item(
+            TableName=table.rt.settings.table_name, Key={"pk": {"S": f"chat#{GROUP}"}}
+        )
+        scene.start()
+        mover = scene.awaited()
+        scene.play(mover, {min(scene.hand(mover))})
+        assert table.record().game_id != old_game_id
+        shouter = next(p for p in scene.players if p != mover)
+        refused(scene, shouter, GROUP, scene.table_message_id(), old_shout, "old_game")
+        eve = stranger(lang)
+        with nothing_changes(scene):
+            table.say(eve, f"/start j{GROUP}_{old_game_id}", chat=eve.id)
         assert replies(scene, eve.id)[-1] == t(lang, "old_game")
 
 
@@ -442,7 +464,7 @@ def test_a_forged_toggle_shows_only_to_its_presser_and_cannot_be_played(lang: st
             Press(
                 Kind.TOGGLE,
                 GROUP,
-                record.game_no,
+                record.game_id,
                 game.plays,
                 mask_of(forged),
                 mask_of(forged),
@@ -468,6 +490,51 @@ def test_a_forged_toggle_shows_only_to_its_presser_and_cannot_be_played(lang: st
         assert table.shown_hand(awaited) == held, "the refusal redrew the true hand"
 
 
+# --- who may sit at the table ----------------------------------------------------------------
+
+
+@LANGS
+def test_only_members_of_the_group_can_take_a_seat(
+    lang: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PTB_TIMEDELTA", "true")  # a 429's retry_after in v23's type, no warning
+    with running_bot() as table:
+        opener = Person(101, "Ann", lang)
+        scene = Scene(table, [opener])
+        table.say(opener, "/newgame")
+        table.join(opener)
+        payload = table.tg.calls("answerCallbackQuery")[-1].params["url"].split("?start=")[1]
+        tg = table.tg
+        tg.set_status(GROUP, 601, "left")
+        tg.set_status(GROUP, 602, "kicked")  # banned from the group
+        tg.set_status(GROUP, 603, "restricted", is_member=False)
+        tg.set_status(GROUP, 606, "restricted", is_member=True)  # muted, but a member
+        refusals = [
+            (601, None, "not_member"),
+            (602, None, "not_member"),
+            (603, None, "not_member"),
+            (604, bad_request("chat not found"), "not_member"),
+            (605, server_error(502), "member_unknown"),
+            (605, too_many_requests(3), "member_unknown"),
+        ]
+        for user, fault, key in refusals:
+            person = Person(user, "Mallory", lang)
+            if fault is not None:
+                tg.fail_next("getChatMember", error=fault)
+            asked = len(tg.calls("getChatMember"))
+            with nothing_changes(scene):
+                table.say(person, f"/start {payload}", chat=person.id)
+            assert replies(scene, person.id)[-1] == t(lang, key), user
+            assert len(tg.calls("getChatMember")) == asked + 1, "one question to Telegram"
+            assert len(t(lang, key)) <= CALLBACK_LIMIT
+        muted = Person(606, "Muted", lang)
+        table.say(muted, f"/start {payload}", chat=muted.id)
+        assert table.game().ids == (opener.id, muted.id)
+        # Seated or not, nobody learnt the group's title but members.
+        for user, _, _ in refusals:
+            assert not any("Friday" in text for text in replies(scene, user))
+
+
 # --- commands --------------------------------------------------------------------------------
 
 
@@ -476,7 +543,7 @@ def test_commands_in_the_wrong_chat_or_with_odd_arguments() -> None:
         table = scene.table
         opener, bob, chloe = scene.players
         eve = STRANGER
-        game_no = table.record().game_no
+        game_id = table.record().game_id
         private = [
             (opener, "/newgame", "not_in_group"),
             (bob, "/hand", "not_in_group"),
@@ -486,10 +553,10 @@ def test_commands_in_the_wrong_chat_or_with_odd_arguments() -> None:
             (eve, "/start jnonsense", "help_private"),
             (eve, f"/start j{GROUP}", "help_private"),
             (eve, f"/start j{GROUP}_", "help_private"),
-            (eve, f"/start j{GROUP}_{game_no}_{game_no}", "help_private"),
+            (eve, f"/start j{GROUP}_{game_id}_{game_id}", "help_private"),
             (eve, f"/start j{'9' * 40}_1", "help_private"),
             (eve, f"/start j{GROUP}_0", "old_game"),
-            (eve, f"/start j{GROUP}_{game_no}", "refusal_already_started"),
+            (eve, f"/start j{GROUP}_{game_id}", "refusal_already_started"),
             (eve, f"/start j{OTHER_GROUP}_1", "no_game"),
         ]
         for person, text, key in private:
@@ -643,7 +710,7 @@ def refused_updates(scene: Scene) -> list[dict[str, Any]]:
     return [
         say(STRANGER, "/stop"),
         say(third, "/leave"),
-        say(STRANGER, f"/start j{GROUP}_{table.record().game_no}", STRANGER.id),
+        say(STRANGER, f"/start j{GROUP}_{table.record().game_id}", STRANGER.id),
         press(STRANGER, GROUP, table_msg, scene.shout_data()),
         press(mover, GROUP, table_msg, scene.shout_data()),
         press(

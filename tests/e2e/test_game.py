@@ -79,6 +79,8 @@ def test_a_three_player_game_from_newgame_to_the_final_ranking(lang: str) -> Non
     players = people(lang)
     with running_bot(seed=11) as table:
         if lang == "ar":
+            # Before any game, the group's language is an administrator's to choose.
+            table.tg.admins.add((GROUP, players[0].id))
             table.say(players[0], "/language")
             prompt = table.latest(GROUP)
             language = table.button(prompt, Kind.LANGUAGE)

@@ -99,8 +99,8 @@ class HookedStore:
             self.after_save(saved)
         return saved
 
-    def remember(self, chat: int, game_no: int, **kwargs: Any) -> None:
-        self.inner.remember(chat, game_no, **kwargs)
+    def remember(self, chat: int, game_id: int, **kwargs: Any) -> None:
+        self.inner.remember(chat, game_id, **kwargs)
 
     def due(self, now: float, limit: int = 100) -> list[int]:
         return self.inner.due(now, limit)
@@ -354,6 +354,7 @@ class Stack:
         store = HookedStore(inner)
         rt = Runtime(self.settings(), store=store, clock=clock)
         rt.app.rng = random.Random(seed)
+        rt.app.game_ids = random.Random(seed)
         container = Container(rt, store, clock)
         with self._lock:
             self._containers.append(container)

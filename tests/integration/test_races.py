@@ -546,7 +546,7 @@ def assert_screens_show(stack: Stack, chat: int, now: float) -> None:
     record = stack.record(chat)
     game = record.game
     assert game is not None
-    expected = render.table(game, chat, record.game_no, record.lang, now, record.note)
+    expected = render.table(game, chat, record.game_id, record.lang, now, record.note)
     shown = stack.table_message(chat)
     assert shown.text == expected.text
     assert [b.get("callback_data") for b in _buttons(shown)] == [
@@ -554,7 +554,7 @@ def assert_screens_show(stack: Stack, chat: int, now: float) -> None:
     ]
     for player in game.ids:
         lang = record.lang_of(player)
-        expected = render.hand(game, player, chat, record.game_no, lang, now)
+        expected = render.hand(game, player, chat, record.game_id, lang, now)
         message = stack.tg.message(player, record.hand_msgs[player])
         assert message is not None
         assert message.text == expected.text, player

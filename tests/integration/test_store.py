@@ -13,7 +13,11 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from engine import Join, Start, apply, open_table
+from engine import events as ev
+from handlers import moments, names
+from handlers.names import NAME_LENGTH
 from handlers.store import Conflict, DynamoStore, MemoryStore, Record, Store
+from handlers.text import SUPPORTED
 from infra.dynalite import Dynalite
 from infra.table import create_table
 
@@ -63,7 +67,7 @@ def a_record(chat: int = CHAT) -> Record:
     game = open_table(1, 100.0, "Ann")
     game, _ = apply(game, Join(2, "Bob"), 100.0)
     game, _ = apply(game, Start(1, 5), 100.0)
-    return Record(chat, game=game, game_no=1, lang="ar", title="Friday", langs={2: "en"})
+    return Record(chat, game=game, game_id=1, lang="ar", title="Friday", langs={2: "en"})
 
 
 def test_a_chat_never_written_reads_as_a_new_record(store: Store) -> None:
@@ -78,7 +82,7 @@ def test_what_is_saved_is_read_back(store: Store) -> None:
     store.save(record, new_game=True)
     again = store.load(CHAT)
     assert again.version == 1
-    assert (again.game, again.game_no, again.lang, again.title) == (record.game, 1, "ar", "Friday")
+    assert (again.game, again.game_id, again.lang, again.title) == (record.game, 1, "ar", "Friday")
     assert (again.langs, again.updates, again.sends, again.note) == (
         {2: "en"},
         [9, 7, 8],
@@ -114,7 +118,7 @@ def test_message_ids_are_remembered_for_the_current_game_only(store: Store) -> N
     store.save(record)  # a move keeps the ids
     assert store.load(CHAT).hand_msgs == {1: 20, 2: 22}
     record = store.load(CHAT)
-    record.game_no = 2
+    record.game_id = 2
     store.save(record, new_game=True)  # a new game forgets them
     again = store.load(CHAT)
     assert again.table_msg is None and again.hand_msgs == {} and again.unreachable == {2}
@@ -213,26 +217,52 @@ def item_size(value: dict[str, Any]) -> int:
     return sum(len(name.encode()) + size(v) for name, v in value.items())
 
 
-def test_an_eight_player_item_fits_one_write_unit(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
-        monkeypatch.setenv(name, "testing")
+def eight_player_item(monkeypatch: pytest.MonkeyPatch, name: str, title: str) -> dict[str, Any]:
+    """The stored item of a full table, mid-game, with every name `name` and the table's note
+    naming two of them, after the ids of all the messages sent have been remembered."""
+    for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.setenv(var, "testing")
     with mock_aws():
         client = boto3.client("dynamodb", region_name="us-east-1")
         create_table(client, "games")
         store = DynamoStore(client, "games")
-        game = open_table(1_000_000_001, 100.0, "Abcdefghijklmnop")
+        game = open_table(1_000_000_001, 100.0, name)
         for p in range(2, 9):
-            game, _ = apply(game, Join(7_000_000_000 + p, "Abcdefghijklmnop"), 100.0)
+            game, _ = apply(game, Join(7_000_000_000 + p, name), 100.0)
         game, _ = apply(game, Start(1_000_000_001, 9), 100.0)
         chat = -1001234567890
-        record = Record(chat, game=game, game_no=12, title="A group with a long title indeed")
+        record = Record(chat, game=game, game_id=12, title=names.title(title))
         record.langs = dict.fromkeys(game.ids[:4], "ar")  # half the table reads Arabic
         record.updates = list(range(912_345_678, 912_345_678 + 3 * 12, 3))
         record.sends = [1_764_400_000.0 + 3 * i for i in range(18)]
-        record.note = "Abcdefghijklmnop: Liar! — a lie, Abcdefghijklmnop picks up 12 cards"
+        a, b = game.ids[:2]
+        challenge = ev.Challenged(a, b, 1, 0, 3, True, b, 12, False, a)
+        record.note = max(
+            (moments.note([challenge], game, lang) or "" for lang in SUPPORTED),
+            key=lambda note: len(note.encode()),
+        )
         record.due, record.expires = 1_764_400_045.125, 1_765_000_000
         store.save(record, new_game=True)
         store.remember(chat, 12, table=123, final=456, hands=dict.fromkeys(game.ids, 9_999))
         store.remember(chat, 12, unreachable={7_000_000_002})
-        item = client.get_item(TableName="games", Key={"pk": {"S": f"chat#{chat}"}})["Item"]
-        assert item_size(item) <= 1024, item_size(item)
+        item: dict[str, Any] = client.get_item(
+            TableName="games", Key={"pk": {"S": f"chat#{chat}"}}
+        )["Item"]
+        return item
+
+
+def test_an_eight_player_item_fits_one_write_unit(monkeypatch: pytest.MonkeyPatch) -> None:
+    item = eight_player_item(monkeypatch, "Abcdefghijklmnop", "A group with a long title indeed")
+    assert item_size(item) <= 1024, item_size(item)
+
+
+def test_names_at_the_length_limit_keep_the_item_small(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Names are cut to NAME_LENGTH characters: 8 such names of Latin letters, two of them in
+    the longest note, keep one write unit (999 B measured); of the widest characters (4 bytes
+    each in UTF-8), two (1578 B)."""
+    latin = names.person("Abcdefghijklmnopqrstuvwxyz" * 2)
+    assert len(latin) == NAME_LENGTH
+    assert item_size(eight_player_item(monkeypatch, latin, "G" * 40)) <= 1024
+    widest = names.person("\U0001f004" * 40)  # 🀄: 4 bytes in UTF-8, like every emoji
+    assert len(widest) == NAME_LENGTH
+    assert item_size(eight_player_item(monkeypatch, widest, "\U0001f004" * 40)) <= 2048

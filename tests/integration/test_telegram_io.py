@@ -17,11 +17,13 @@ import telegram
 from handlers.screens import Answer, Button, Edit, EditButtons, Request, Screen, Send
 from handlers.telegram_io import (
     Delivery,
+    Standing,
     close_bot,
     deliver,
     is_admin,
     make_bot,
     perform_reply,
+    standing,
     username,
     webhook_reply,
 )
@@ -450,6 +452,36 @@ def test_is_admin(tg: FakeTelegram, bot: telegram.Bot, run: Run) -> None:
     assert not run(is_admin(bot, -5, ALICE))
     tg.fail_next("getChatMember", error=bad_request("chat not found"))
     assert not run(is_admin(bot, GROUP, ALICE))
+
+
+def test_standing_tells_admins_members_and_outsiders_and_never_raises(
+    tg: FakeTelegram, bot: telegram.Bot, run: Run
+) -> None:
+    tg.owners.add((GROUP, 1))
+    tg.admins.add((GROUP, 2))
+    tg.set_status(GROUP, 4, "restricted", is_member=True)  # muted, still in the group
+    tg.set_status(GROUP, 5, "restricted", is_member=False)  # restricted, then left
+    tg.set_status(GROUP, 6, "left")
+    tg.set_status(GROUP, 7, "kicked")  # banned
+    expected = {
+        1: Standing.ADMIN,
+        2: Standing.ADMIN,
+        3: Standing.MEMBER,
+        4: Standing.MEMBER,
+        5: Standing.OUTSIDER,
+        6: Standing.OUTSIDER,
+        7: Standing.OUTSIDER,
+    }
+    for user, where in expected.items():
+        assert run(standing(bot, GROUP, user)) is where, user
+    tg.fail_next("getChatMember", error=bad_request("chat not found"))
+    assert run(standing(bot, GROUP, 3)) is Standing.OUTSIDER
+    tg.fail_next("getChatMember", error=api_error(403, "Forbidden: bot was kicked from the group"))
+    assert run(standing(bot, GROUP, 3)) is Standing.OUTSIDER
+    for error in (server_error(502), too_many_requests(5)):
+        tg.fail_next("getChatMember", error=error)
+        assert run(standing(bot, GROUP, 2)) is Standing.UNKNOWN
+    assert len(tg.calls("getChatMember")) == len(expected) + 4, "one request each"
 
 
 def test_username_asks_telegram_once(tg: FakeTelegram, run: Run) -> None:

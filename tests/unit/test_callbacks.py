@@ -6,7 +6,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from handlers.callbacks import MAX_BYTES, NO_RANK, BadCallback, Kind, Press, decode, encode
+from handlers import acts
+from handlers.app import START_PAYLOAD
+from handlers.callbacks import (
+    GAME_IDS,
+    MAX_BYTES,
+    NO_RANK,
+    BadCallback,
+    Kind,
+    Press,
+    decode,
+    encode,
+    toggles,
+)
 
 CHATS = st.integers(-(10**13), 10**13)
 CARDS = st.integers(0, (1 << 52) - 1)
@@ -20,7 +32,7 @@ def presses(draw: st.DrawFn) -> Press:
     return Press(
         kind=kind,
         chat=draw(CHATS),
-        game=draw(st.integers(0, 36**3)),
+        game=draw(st.integers(0, 36**3) | st.sampled_from(GAME_IDS)),
         number=draw(st.integers(0, 36**3)),
         cards=cards,
         hand=draw(CARDS) if toggle else 0,
@@ -68,3 +80,58 @@ def test_anything_else_is_refused_or_is_a_press_in_its_one_spelling(data: str) -
 def test_tampered_or_truncated_data_is_refused(data: str | None) -> None:
     with pytest.raises(BadCallback):
         decode(data)
+
+
+# The longest data: a card toggle in a 51-card hand, its selection all but one card, the
+# turn's rank and Liar!, in a supergroup of the longest "-100…" id, for the highest game id and
+# a play number beyond any game. A forum topic's id (up to 7 more bytes) is still to come.
+SUPERGROUP = -1009999999999
+BUDGET = MAX_BYTES - 8
+
+
+def test_a_game_id_has_about_46_bits_and_always_nine_digits() -> None:
+    assert len(GAME_IDS).bit_length() >= 46
+    assert {
+        len(encode(Press(Kind.SHOUT, 1, game)).split(".")[2]) for game in GAME_IDS[:: 7**15]
+    } == {9}
+
+
+def test_the_longest_button_data_leaves_room_for_a_topic_id() -> None:
+    hand = (1 << 52) - 1 - 1  # every card but the ace of spades
+    worst = Press(
+        Kind.TOGGLE,
+        SUPERGROUP,
+        GAME_IDS[-1],
+        36**4 - 1,
+        cards=hand,
+        hand=hand,
+        rank=12,
+        shout=True,
+    )
+    data = encode(worst)
+    assert len(data.encode()) == 53 <= BUDGET, data
+    assert len(toggles(worst)(hand).encode()) == 53
+    for kind in Kind:
+        cards = hand if kind in (Kind.TOGGLE, Kind.PLAY) else 0
+        toggle = kind is Kind.TOGGLE
+        press = Press(
+            kind,
+            SUPERGROUP,
+            GAME_IDS[-1],
+            36**4 - 1,
+            cards,
+            hand if toggle else 0,
+            12 if toggle else NO_RANK,
+            toggle,
+        )
+        assert len(encode(press).encode()) <= BUDGET, kind
+
+
+def test_a_join_link_holds_a_short_payload_telegram_accepts() -> None:
+    link = acts.join_link("menteur_test_bot", SUPERGROUP, GAME_IDS[-1])
+    payload = link.split("?start=", 1)[1]
+    assert len(payload) <= 64 and payload.replace("-", "").replace("_", "").isalnum()
+    assert payload.isascii()
+    found = START_PAYLOAD.fullmatch(payload)
+    assert found is not None
+    assert (int(found[1]), int(found[2])) == (SUPERGROUP, GAME_IDS[-1])

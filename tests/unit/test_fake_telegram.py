@@ -160,6 +160,26 @@ def test_editing_to_identical_content_is_not_modified(
     assert [c.status for c in tg.calls(chat_id=GROUP)] == [200, 400, 200, 200, 400]
 
 
+def test_sent_and_edited_texts_carry_the_entities_telegram_finds_in_them(
+    tg: FakeTelegram, bot: telegram.Bot, run: Run
+) -> None:
+    sent = run(bot.send_message(GROUP, "Tap /forfeit, ask @someone, see t.me/x"))
+    assert [(e.type, sent.parse_entity(e)) for e in sent.entities] == [
+        ("bot_command", "/forfeit"),
+        ("mention", "@someone"),
+        ("url", "t.me/x"),
+    ]
+    edited = run(bot.edit_message_text("🀄 #tag $BTC a@b.co", GROUP, sent.message_id))
+    assert [(e.type, edited.parse_entity(e)) for e in edited.entities] == [
+        ("hashtag", "#tag"),
+        ("cashtag", "$BTC"),
+        ("email", "a@b.co"),
+    ]
+    run(bot.edit_message_text("nothing to tap", GROUP, sent.message_id))
+    stored = tg.message(GROUP, sent.message_id)
+    assert stored is not None and "entities" not in stored.extra
+
+
 def test_inline_message_edits_answer_true(bot: telegram.Bot, run: Run) -> None:
     assert run(bot.edit_message_text("x", inline_message_id="abc")) is True
 
@@ -281,6 +301,15 @@ def test_chat_members_and_admins(tg: FakeTelegram, bot: telegram.Bot, run: Run) 
     assert run(bot.get_chat_member(-5, ALICE)).status == "member"
     admins = run(bot.get_chat_administrators(GROUP))
     assert [a.user.id for a in admins] == [ALICE]
+    tg.set_status(GROUP, 78, "restricted", is_member=True)
+    tg.set_status(GROUP, 79, "restricted")
+    tg.set_status(GROUP, 80, "left")
+    tg.set_status(GROUP, 81, "kicked")
+    found = [run(bot.get_chat_member(GROUP, user)) for user in (78, 79, 80, 81)]
+    assert [m.status for m in found] == ["restricted", "restricted", "left", "kicked"]
+    assert [getattr(m, "is_member", None) for m in found[:2]] == [True, False]
+    with pytest.raises(ValueError, match="not a status"):
+        tg.set_status(GROUP, 82, "administrator")
 
 
 def test_unknown_method_is_not_found(tg: FakeTelegram, bot: telegram.Bot, run: Run) -> None:

@@ -24,6 +24,7 @@ from engine import (
     Game,
     IllegalMove,
     Join,
+    Leave,
     LetItStand,
     MenteurError,
     Phase,
@@ -43,7 +44,7 @@ from engine import (
 )
 from engine import events as ev
 from engine.moves import Expire, Move
-from handlers import moments, render, text
+from handlers import moments, names, render, text
 from handlers.callbacks import MAX_BYTES, NO_RANK, Kind, Press, decode
 from handlers.screens import Screen
 from handlers.text import FSI, PDI, RLM, SUPPORTED, isolate, language_of, t, tn
@@ -51,11 +52,11 @@ from tests.unit.tables import T0, cards
 from tests.unit.tables import table as dealt
 
 CHAT = -1001234567890  # a supergroup's id: the longest kind there is
-GAME_NO = 41
+GAME_ID = 41
 NAMES = ("Ann", "شهد", "Bob", "Chloé", "دريس", "Emma", "فريد", "Gus")
 SUIT = re.compile("[♠♥♦♣]")
 CARD = re.compile(r"(?:10|[A2-9VDR])[♠♥♦♣]")
-GROUP_KINDS = {Kind.JOIN, Kind.LEAVE, Kind.START, Kind.SHOUT, Kind.STAND}
+GROUP_KINDS = {Kind.JOIN, Kind.LEAVE, Kind.START, Kind.SHOUT, Kind.STAND, Kind.REMOVE}
 
 
 def catalogue_files() -> dict[str, dict[str, Any]]:
@@ -361,25 +362,77 @@ def test_every_arabic_text_starts_each_line_with_rlm_and_english_has_none() -> N
 
 
 def test_the_lobby_lists_players_in_join_order_and_offers_start_from_two_players() -> None:
-    alone = render.table(lobby(1), CHAT, GAME_NO, "en", T0)
+    alone = render.table(lobby(1), CHAT, GAME_ID, "en", T0)
     assert [p.kind for _, p in buttons(alone)] == [Kind.JOIN, Kind.LEAVE]
-    three = render.table(lobby(3), CHAT, GAME_NO, "en", T0, note=t("en", "note_joined", name="Bob"))
+    three = render.table(lobby(3), CHAT, GAME_ID, "en", T0, note=t("en", "note_joined", name="Bob"))
     assert [(label, p) for label, p in buttons(three)] == [
-        ("Join", Press(Kind.JOIN, CHAT, GAME_NO)),
-        ("Leave", Press(Kind.LEAVE, CHAT, GAME_NO)),
-        ("Start", Press(Kind.START, CHAT, GAME_NO)),
+        ("Join", Press(Kind.JOIN, CHAT, GAME_ID)),
+        ("Leave", Press(Kind.LEAVE, CHAT, GAME_ID)),
+        ("Start", Press(Kind.START, CHAT, GAME_ID)),
     ]
     shown = lines_of(three)
     assert shown[0] == "Menteur · new game"
     assert "2–8 players" in shown[1]
     assert shown[3:7] == ["3 players at the table:", "1. Ann", "2. شهد", "3. Bob"]
     assert shown[-1] == "Bob joined."
-    assert "Nobody" in render.table(open_table(1, T0), CHAT, GAME_NO, "en", T0).text
+    assert "Nobody" in render.table(open_table(1, T0), CHAT, GAME_ID, "en", T0).text
+
+
+def test_the_lobby_offers_to_remove_each_computer_player_and_no_start_without_a_person() -> None:
+    robots = open_table(1, T0)
+    for robot in (-1, -2, -3):
+        robots, _ = apply(robots, Join(robot, f"Robot {-robot}"), T0)
+    screen = render.table(robots, CHAT, GAME_ID, "en", T0)
+    assert [[label for label, _ in buttons(Screen("", (row,)))] for row in screen.buttons] == [
+        ["Join", "Leave"],
+        ["Remove 🤖 Robot 1", "Remove 🤖 Robot 2"],
+        ["Remove 🤖 Robot 3"],
+    ]
+    assert [p for _, p in buttons(screen)][2:] == [
+        Press(Kind.REMOVE, CHAT, GAME_ID, n) for n in (1, 2, 3)
+    ]
+    with_ann, _ = apply(robots, Join(7, "Ann"), T0)
+    kinds = [p.kind for _, p in buttons(render.table(with_ann, CHAT, GAME_ID, "en", T0))]
+    assert kinds == [Kind.JOIN, Kind.LEAVE, Kind.START, *[Kind.REMOVE] * 3]
+
+
+def test_every_screen_tells_equal_names_apart_and_marks_computer_players() -> None:
+    game = open_table(1, T0)
+    for player, name in ((1, "Sam"), (-1, "Robot 1"), (2, "sam"), (3, "Robot 1")):
+        game, _ = apply(game, Join(player, name), T0)
+    shown = lines_of(render.table(game, CHAT, GAME_ID, "en", T0))
+    assert shown[4:8] == ["1. Sam", "2. 🤖 Robot 1", "3. sam\u00a0²", "4. Robot 1"]
+    game, _ = apply(game, Start(1, 5), T0)
+    labels = {1: "Sam", -1: "🤖 Robot 1", 2: "sam\u00a0²", 3: "Robot 1"}
+    running = lines_of(render.table(game, CHAT, GAME_ID, "en", T0))
+    for player, label in labels.items():
+        seat = game.ids.index(player)
+        assert any(line.startswith(("\u2003 ", "▶ ")) and label + " ·" in line for line in running)
+        assert running[3 + seat].split(" · ")[0].endswith(label)
+    refusal = render.refusal(IllegalMove(Code.NOT_YOUR_TURN, 2), game, "en")
+    assert plain(refusal) == "Not your turn — sam\u00a0² plays."
+    over, events = apply(game, Forfeit(1), T0)
+    over, more = apply(over, Forfeit(2), T0)
+    over, last = apply(over, Forfeit(3), T0)
+    ranking = lines_of(render.table(over, CHAT, GAME_ID, "en", T0))
+    assert ranking[1] == "🤖 Robot 1 wins."
+    assert "2. Robot 1 · left the game" in ranking and "4. Sam · left the game" in ranking
+    assert "3. sam\u00a0² · left the game" in ranking
+    assert plain(moments.note(more, over, "en") or "") == "sam\u00a0² left the game (forfeit)."
+    lobby = open_table(1, T0)
+    for player, name in ((1, "Sam"), (-1, "Robot 1"), (2, "Sam")):
+        lobby, _ = apply(lobby, Join(player, name), T0)
+    after, left = apply(lobby, Leave(2), T0)
+    assert plain(moments.note(left, after, "en", lobby) or "") == "Sam\u00a0² left the table."
+    after, left = apply(lobby, Leave(-1), T0)
+    assert plain(moments.note(left, after, "en", lobby) or "") == "🤖 Robot 1 left the table."
+    (won,) = moments.moments(events + more + last, over, CHAT, GAME_ID, "en", T0)
+    assert plain(won.text).startswith("🤖 Robot 1 wins!")
 
 
 def test_the_running_table_shows_the_call_counts_bullets_and_who_plays() -> None:
     game = lie_on_the_pile()
-    screen = render.table(game, CHAT, GAME_NO, "en", T0)
+    screen = render.table(game, CHAT, GAME_ID, "en", T0)
     assert lines_of(screen) == [
         "Menteur · 4 players",
         "Expected rank: 10 · Pile: 3 cards",
@@ -390,11 +443,11 @@ def test_the_running_table_shows_the_call_counts_bullets_and_who_plays() -> None
         "▶ Chloé · 2 cards · bullets ●●●",
         "\u2003 Driss · 44 cards · bullets ●●○",
     ]
-    assert buttons(screen) == [("Liar!", Press(Kind.SHOUT, CHAT, GAME_NO, 2))]
+    assert buttons(screen) == [("Liar!", Press(Kind.SHOUT, CHAT, GAME_ID, 2))]
 
 
 def test_the_arabic_table_says_the_same_right_to_left() -> None:
-    screen = render.table(lie_on_the_pile(), CHAT, GAME_NO, "ar", T0)
+    screen = render.table(lie_on_the_pile(), CHAT, GAME_ID, "ar", T0)
     shown = lines_of(screen)
     assert shown[:3] == [
         "Menteur · 4 لاعبين",
@@ -405,37 +458,37 @@ def test_the_arabic_table_says_the_same_right_to_left() -> None:
     assert all(line.startswith(RLM) for line in screen.text.split("\n"))
     for name in ("Ann", "Bob", "Chloé", "Driss"):
         assert isolate(name) in screen.text
-    assert buttons(screen) == [("كاذب!", Press(Kind.SHOUT, CHAT, GAME_NO, 2))]
+    assert buttons(screen) == [("كاذب!", Press(Kind.SHOUT, CHAT, GAME_ID, 2))]
 
 
 def test_liar_leaves_the_table_when_no_shout_is_possible() -> None:
     start = apply(lobby(3), Start(1, 5), T0)[0]
-    assert render.table(start, CHAT, GAME_NO, "en", T0).buttons == ()
+    assert render.table(start, CHAT, GAME_ID, "en", T0).buttons == ()
     challenged, _ = apply(lie_on_the_pile(), Shout(4, 2), T0)
-    assert render.table(challenged, CHAT, GAME_NO, "en", T0).buttons == ()
-    assert "Called:" not in render.table(challenged, CHAT, GAME_NO, "en", T0).text
+    assert render.table(challenged, CHAT, GAME_ID, "en", T0).buttons == ()
+    assert "Called:" not in render.table(challenged, CHAT, GAME_ID, "en", T0).text
 
 
 def test_a_final_play_shows_who_decides_the_seconds_left_and_let_it_stand() -> None:
     game = final_play()
-    screen = render.table(game, CHAT, GAME_NO, "en", T0 + 10)
+    screen = render.table(game, CHAT, GAME_ID, "en", T0 + 10)
     assert lines_of(screen)[-1] == (
         "Final play by Ann: Bob decides within 35 seconds — Liar! or Let it stand."
     )
     assert buttons(screen) == [
-        ("Liar!", Press(Kind.SHOUT, CHAT, GAME_NO, 1)),
-        ("Let it stand", Press(Kind.STAND, CHAT, GAME_NO, 1)),
+        ("Liar!", Press(Kind.SHOUT, CHAT, GAME_ID, 1)),
+        ("Let it stand", Press(Kind.STAND, CHAT, GAME_ID, 1)),
     ]
 
 
 def test_a_forfeited_seat_is_marked_as_gone() -> None:
     game, _ = apply(lie_on_the_pile(), Forfeit(4), T0)
-    assert "\u2003 Driss · left the game" in lines_of(render.table(game, CHAT, GAME_NO, "en", T0))
+    assert "\u2003 Driss · left the game" in lines_of(render.table(game, CHAT, GAME_ID, "en", T0))
 
 
 def test_the_end_shows_the_winner_and_the_final_ranking_with_cards_left() -> None:
     game, _ = apply(final_play(), LetItStand(2, 1), T0 + 5)
-    screen = render.table(game, CHAT, GAME_NO, "en", T0 + 5)
+    screen = render.table(game, CHAT, GAME_ID, "en", T0 + 5)
     assert screen.buttons == ()
     assert lines_of(screen) == [
         "Menteur · game over",
@@ -451,7 +504,7 @@ def test_the_end_shows_the_winner_and_the_final_ranking_with_cards_left() -> Non
 
 def test_a_stopped_game_says_there_is_no_winner() -> None:
     game, events = apply(lie_on_the_pile(), Stop(1), T0)
-    screen = render.table(game, CHAT, GAME_NO, "en", T0, moments.note(events, game, "en"))
+    screen = render.table(game, CHAT, GAME_ID, "en", T0, moments.note(events, game, "en"))
     assert screen.buttons == ()
     assert lines_of(screen) == [
         "Menteur · stopped — no winner",
@@ -465,7 +518,7 @@ def test_a_stopped_game_says_there_is_no_winner() -> None:
 
 def test_the_hand_shows_its_owners_cards_sorted_by_rank_in_rows_of_six() -> None:
     game = dealt("R♠ A♥ 7♦ 7♣ 9♠ 10♥ V♦ D♣ 3♥", "2♠", rank="7")
-    screen = render.hand(game, 1, CHAT, GAME_NO, "en", T0, selection=cards("7♦ 7♣"))
+    screen = render.hand(game, 1, CHAT, GAME_ID, "en", T0, selection=cards("7♦ 7♣"))
     labels = [[plain(b.text) for b in row] for row in screen.buttons]
     assert labels == [
         ["A♥", "3♥", "✓7♦", "✓7♣", "9♠", "10♥"],
@@ -477,23 +530,23 @@ def test_the_hand_shows_its_owners_cards_sorted_by_rank_in_rows_of_six() -> None
         "Your turn: play 1 to 4 cards under 7.",
         "Tap cards to select them, then Play.",
     ]
-    assert buttons(screen)[-1][1] == Press(Kind.PLAY, CHAT, GAME_NO, 0, cards=cards("7♦ 7♣"))
+    assert buttons(screen)[-1][1] == Press(Kind.PLAY, CHAT, GAME_ID, 0, cards=cards("7♦ 7♣"))
     seven = buttons(screen)[2][1]
     assert seven == Press(
-        Kind.TOGGLE, CHAT, GAME_NO, 0, cards=cards("7♣"), hand=game.hands[0], rank=6
+        Kind.TOGGLE, CHAT, GAME_ID, 0, cards=cards("7♣"), hand=game.hands[0], rank=6
     )
 
 
 @pytest.mark.parametrize("picked", ["", "A♥ 3♥ 7♦ 7♣ 9♠"])
 def test_play_appears_only_with_one_to_four_cards_selected(picked: str) -> None:
     game = dealt("A♥ 3♥ 7♦ 7♣ 9♠", "2♠", rank="7")
-    screen = render.hand(game, 1, CHAT, GAME_NO, "en", T0, selection=cards(picked))
+    screen = render.hand(game, 1, CHAT, GAME_ID, "en", T0, selection=cards(picked))
     assert all(p.kind is Kind.TOGGLE for _, p in buttons(screen))
 
 
 def test_off_turn_the_hand_shows_without_play_and_the_same_words_whoever_plays() -> None:
     game = dealt("A♥ 3♥", "2♠ 5♦", "6♣", rank="7", rest_to=0)
-    screen = render.hand(game, 2, CHAT, GAME_NO, "en", T0, selection=cards("2♠"))
+    screen = render.hand(game, 2, CHAT, GAME_ID, "en", T0, selection=cards("2♠"))
     assert [label for label, _ in buttons(screen)] == ["✓2♠", "5♦"]
     assert all(p.rank == NO_RANK and not p.shout for _, p in buttons(screen))
     assert lines_of(screen) == [
@@ -502,18 +555,18 @@ def test_off_turn_the_hand_shows_without_play_and_the_same_words_whoever_plays()
     ]
     # Another player's move leaves this hand's screen as it was: no edit is needed.
     later, _ = apply(game, Play(1, cards("A♥")), T0)
-    assert render.hand(later, 3, CHAT, GAME_NO, "en", T0) == render.hand(
-        game, 3, CHAT, GAME_NO, "en", T0
+    assert render.hand(later, 3, CHAT, GAME_ID, "en", T0) == render.hand(
+        game, 3, CHAT, GAME_ID, "en", T0
     )
 
 
 def test_the_next_player_can_shout_liar_from_their_hand_and_only_they() -> None:
     game = lie_on_the_pile()
-    next_player = render.hand(game, 3, CHAT, GAME_NO, "en", T0)
-    assert buttons(next_player)[-1] == ("Liar!", Press(Kind.SHOUT, CHAT, GAME_NO, 2))
+    next_player = render.hand(game, 3, CHAT, GAME_ID, "en", T0)
+    assert buttons(next_player)[-1] == ("Liar!", Press(Kind.SHOUT, CHAT, GAME_ID, 2))
     assert "Or shout Liar! at Bob's play: Called: 2 × 9." in lines_of(next_player)
     assert all(p.shout for _, p in buttons(next_player) if p.kind is Kind.TOGGLE)
-    other = render.hand(game, 4, CHAT, GAME_NO, "en", T0)
+    other = render.hand(game, 4, CHAT, GAME_ID, "en", T0)
     assert all(p.kind is Kind.TOGGLE for _, p in buttons(other))
     assert "Not your turn. Liar! is on the table message in the group." in lines_of(other)
 
@@ -530,40 +583,40 @@ def test_a_51_card_hand_fits_telegram_keyboard_limits() -> None:
 
 def test_the_decider_is_sent_to_the_group_and_the_final_player_waits() -> None:
     game = final_play()
-    decider = render.hand(game, 2, CHAT, GAME_NO, "en", T0 + 1)
+    decider = render.hand(game, 2, CHAT, GAME_ID, "en", T0 + 1)
     assert lines_of(decider)[1] == (
         "Ann made a final play: Liar! or Let it stand in the group, within 44 seconds."
     )
     assert all(p.kind is Kind.TOGGLE and p.rank == NO_RANK for _, p in buttons(decider))
-    ann = render.hand(game, 1, CHAT, GAME_NO, "en", T0 + 1)
+    ann = render.hand(game, 1, CHAT, GAME_ID, "en", T0 + 1)
     assert lines_of(ann) == ["Your hand · 0 cards", "You made a final play: Bob decides."]
     assert ann.buttons == ()
 
 
 def test_after_the_end_or_a_forfeit_the_hand_is_text_only() -> None:
     over, _ = apply(final_play(), LetItStand(2, 1), T0)
-    screen = render.hand(over, 3, CHAT, GAME_NO, "en", T0)
+    screen = render.hand(over, 3, CHAT, GAME_ID, "en", T0)
     assert screen.buttons == ()
     assert lines_of(screen) == ["Your hand · 2 cards", "Game over: Ann wins."]
     gone, _ = apply(lie_on_the_pile(), Forfeit(4), T0)
-    assert render.hand(gone, 4, CHAT, GAME_NO, "en", T0) == Screen(t("en", "hand_out"))
-    outsider = render.hand(gone, 99, CHAT, GAME_NO, "en", T0)
+    assert render.hand(gone, 4, CHAT, GAME_ID, "en", T0) == Screen(t("en", "hand_out"))
+    outsider = render.hand(gone, 99, CHAT, GAME_ID, "en", T0)
     assert outsider == Screen(t("en", "hand_not_seated"))
 
 
 def test_hand_buttons_rebuilds_from_a_toggle_exactly_what_hand_draws() -> None:
     for game, player in ((lie_on_the_pile(), 3), (lie_on_the_pile(), 4), (final_play(), 2)):
         for lang in SUPPORTED:
-            first = render.hand(game, player, CHAT, GAME_NO, lang, T0, selection=cards("5♠"))
+            first = render.hand(game, player, CHAT, GAME_ID, lang, T0, selection=cards("5♠"))
             for _, press in buttons(first):
                 if press.kind is Kind.TOGGLE:
-                    again = render.hand(game, player, CHAT, GAME_NO, lang, T0, press.cards)
+                    again = render.hand(game, player, CHAT, GAME_ID, lang, T0, press.cards)
                     assert render.hand_buttons(press, lang) == again.buttons
 
 
 def test_hand_buttons_ignores_selected_cards_that_are_not_in_the_hand() -> None:
     held = cards("A♥ 3♥ 7♦")
-    press = Press(Kind.TOGGLE, CHAT, GAME_NO, 3, cards=cards("3♥ R♠"), hand=held, rank=0)
+    press = Press(Kind.TOGGLE, CHAT, GAME_ID, 3, cards=cards("3♥ R♠"), hand=held, rank=0)
     assert render.hand_buttons(press, "en") == render.hand_buttons(
         dataclasses.replace(press, cards=cards("3♥")), "en"
     )
@@ -574,7 +627,7 @@ def test_hand_buttons_ignores_selected_cards_that_are_not_in_the_hand() -> None:
 
 def test_a_challenge_shows_the_turned_over_cards_the_verdict_and_who_plays_next() -> None:
     game, events = apply(lie_on_the_pile(), Shout(4, 2), T0)
-    (screen,) = moments.moments(events, game, CHAT, GAME_NO, "en", T0)
+    (screen,) = moments.moments(events, game, CHAT, GAME_ID, "en", T0)
     assert lines_of(screen) == [
         "Challenge",
         "Driss: Liar!  →  Bob's play, “Called: 2 × 9”",
@@ -583,7 +636,7 @@ def test_a_challenge_shows_the_turned_over_cards_the_verdict_and_who_plays_next(
         "Driss gets the bullet back and plays next: 9.",
     ]
     assert screen.buttons == ()
-    (arabic,) = moments.moments(events, game, CHAT, GAME_NO, "ar", T0)
+    (arabic,) = moments.moments(events, game, CHAT, GAME_ID, "ar", T0)
     assert lines_of(arabic)[2:4] == [
         "البطاقات المكشوفة: 3♠ 9♥",
         "كذبة! على Bob التقاط البطاقات: 3 بطاقات.",
@@ -596,7 +649,7 @@ def test_a_true_play_challenged_costs_the_accuser_the_pile_and_the_bullet() -> N
     game, _ = apply(game, Play(1, cards("2♠")), T0)
     game, _ = apply(game, Play(2, cards("4♠")), T0)
     game, events = apply(game, Shout(3, 2), T0)
-    (screen,) = moments.moments(events, game, CHAT, GAME_NO, "en", T0)
+    (screen,) = moments.moments(events, game, CHAT, GAME_ID, "en", T0)
     assert lines_of(screen)[3:] == [
         "Not a lie. Chloé picks up 2 cards.",
         "Chloé loses the bullet.",
@@ -607,7 +660,7 @@ def test_a_true_play_challenged_costs_the_accuser_the_pile_and_the_bullet() -> N
 def test_a_forfeiters_exposed_lie_is_set_aside() -> None:
     game, _ = apply(lie_on_the_pile(), Forfeit(2), T0)
     game, events = apply(game, Shout(4, 2), T0)
-    (screen,) = moments.moments(events, game, CHAT, GAME_NO, "en", T0)
+    (screen,) = moments.moments(events, game, CHAT, GAME_ID, "en", T0)
     assert "A lie. Bob has left the game: the 3 cards of the pile are set aside." in lines_of(
         screen
     )
@@ -618,7 +671,7 @@ def test_a_forfeiters_exposed_lie_is_set_aside() -> None:
 
 def test_a_challenge_that_ends_the_game_names_nobody_to_play_next_then_the_end() -> None:
     game, events = apply(final_play(truth=True), Shout(4, 1), T0 + 3)
-    challenge, end = moments.moments(events, game, CHAT, GAME_NO, "en", T0 + 3)
+    challenge, end = moments.moments(events, game, CHAT, GAME_ID, "en", T0 + 3)
     assert lines_of(challenge)[-1] == "Driss loses the bullet."
     assert "plays next" not in challenge.text
     assert lines_of(end)[:2] == ["Ann wins!", "A challenge showed the final play was true."]
@@ -627,7 +680,7 @@ def test_a_challenge_that_ends_the_game_names_nobody_to_play_next_then_the_end()
 def test_a_final_play_moment_offers_liar_and_let_it_stand_for_that_play() -> None:
     game = dealt("5♠ 5♥", "3♠ 4♠", "6♠ 7♠", "8♠", rank="5")
     game, events = apply(game, Play(1, cards("5♠ 5♥")), T0)
-    (screen,) = moments.moments(events, game, CHAT, GAME_NO, "en", T0)
+    (screen,) = moments.moments(events, game, CHAT, GAME_ID, "en", T0)
     assert lines_of(screen) == [
         "Final play",
         "Ann emptied their hand: Called: 2 × 5.",
@@ -635,22 +688,22 @@ def test_a_final_play_moment_offers_liar_and_let_it_stand_for_that_play() -> Non
         "Anyone else with a bullet may still shout Liar!",
     ]
     assert buttons(screen) == [
-        ("Liar!", Press(Kind.SHOUT, CHAT, GAME_NO, 1)),
-        ("Let it stand", Press(Kind.STAND, CHAT, GAME_NO, 1)),
+        ("Liar!", Press(Kind.SHOUT, CHAT, GAME_ID, 1)),
+        ("Let it stand", Press(Kind.STAND, CHAT, GAME_ID, 1)),
     ]
     assert moments.note(events, game, "en") == t("en", "note_final", player="Ann", n=2, rank="5")
 
 
 def test_a_passed_decision_gets_its_own_message_with_a_fresh_45_seconds() -> None:
     game, events = apply(final_play(), Forfeit(2), T0 + 20)
-    (screen,) = moments.moments(events, game, CHAT, GAME_NO, "en", T0 + 20)
+    (screen,) = moments.moments(events, game, CHAT, GAME_ID, "en", T0 + 20)
     assert lines_of(screen)[1:] == [
         "The player who was to decide left: Chloé now decides on Ann's final play.",
         "Chloé decides within 45 seconds: Liar! or Let it stand.",
     ]
     assert [p for _, p in buttons(screen)] == [
-        Press(Kind.SHOUT, CHAT, GAME_NO, 1),
-        Press(Kind.STAND, CHAT, GAME_NO, 1),
+        Press(Kind.SHOUT, CHAT, GAME_ID, 1),
+        Press(Kind.STAND, CHAT, GAME_ID, 1),
     ]
 
 
@@ -670,7 +723,7 @@ def two_left() -> Game:
 def test_the_end_says_who_won_how_and_the_final_ranking(game: Game, move: Move, how: str) -> None:
     now = T0 + (DECISION_SECONDS if isinstance(move, Timeout) else 1)
     game, events = apply(game, move, now)
-    end = moments.moments(events, game, CHAT, GAME_NO, "en", now)[-1]
+    end = moments.moments(events, game, CHAT, GAME_ID, "en", now)[-1]
     winner = game.names[game.winner]
     assert lines_of(end)[:4] == [f"{winner} wins!", how, "", "Final ranking"]
     assert len(lines_of(end)) == 4 + len(game.ids)
@@ -681,7 +734,7 @@ def test_the_end_says_who_won_how_and_the_final_ranking(game: Game, move: Move, 
 def test_forfeited_players_rank_last_as_gone() -> None:
     game, _ = apply(two_left(), Forfeit(2), T0)
     game, events = apply(game, Forfeit(3), T0)
-    end = moments.moments(events, game, CHAT, GAME_NO, "en", T0)[-1]
+    end = moments.moments(events, game, CHAT, GAME_ID, "en", T0)[-1]
     assert lines_of(end)[-5:] == [
         "Final ranking",
         "1. Driss · 44 cards",
@@ -697,7 +750,7 @@ def test_forfeited_players_rank_last_as_gone() -> None:
 )
 def test_a_stopped_game_says_by_whom_or_for_idleness(move: Move, said: str) -> None:
     game, events = apply(lie_on_the_pile(), move, T0 + 3600)
-    (screen,) = moments.moments(events, game, CHAT, GAME_NO, "en", T0 + 3600)
+    (screen,) = moments.moments(events, game, CHAT, GAME_ID, "en", T0 + 3600)
     assert lines_of(screen)[0] == "Menteur · stopped — no winner"
     assert said in lines_of(screen)[1]
 
@@ -709,7 +762,7 @@ def test_calls_joins_starts_and_passed_turns_make_no_new_message() -> None:
     game, called = apply(game, Play(player, 1 << next(cards_in(game.hands[0]))), T0)
     game, passed = apply(game, Forfeit(game.ids[1]), T0)
     for events in (joined, started, called, passed):
-        assert moments.moments(events, game, CHAT, GAME_NO, "en", T0) == []
+        assert moments.moments(events, game, CHAT, GAME_ID, "en", T0) == []
 
 
 # --- the table's note -----------------------------------------------------------------------------
@@ -767,6 +820,67 @@ def test_every_code_has_a_short_refusal_in_every_language(lang: str, code: Code)
         assert plain(said) != code.value
 
 
+# The bot's own refusals, beside the engine's codes: each an answer to a button or a one-line
+# reply to a command, in the presser's language.
+BOT_REFUSALS = (
+    "no_game",
+    "old_game",
+    "game_running",
+    "not_playing",
+    "bad_button",
+    "not_in_group",
+    "not_member",
+    "member_unknown",
+    "addbot_not_allowed",
+    "remove_not_allowed",
+    "robot_gone",
+    "on_behalf_of_chat",
+)
+
+
+def utf16_units(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+@pytest.mark.parametrize("lang", SUPPORTED)
+def test_every_refusal_fits_an_answer_in_every_language(lang: str) -> None:
+    """The wordings that name nobody; those that name someone are `render.refusal`'s, below
+    and in test_every_code_has_a_short_refusal_in_every_language."""
+    engine = [k for k in entries(lang) if k.startswith("refusal_") and not k.endswith("_named")]
+    for key in (*BOT_REFUSALS, *engine):
+        said = t(lang, key)
+        assert 0 < utf16_units(said) <= 200, key
+        assert plain(said) != key
+
+
+@pytest.mark.parametrize("lang", SUPPORTED)
+def test_a_refusal_names_any_player_whose_name_fits_the_limit(lang: str) -> None:
+    """At NAME_LENGTH, the widest labels (a name of dots doubles once made inert; a computer
+    player's mark; the eighth Sam's superscript) still fit a named refusal within 200."""
+    widest = [
+        names.person("." * 40),
+        names.person("\U0001f004" * 40),
+        names.person("ب" * 40),
+        *[names.person("W" * 40)] * 5,
+    ]
+    game = dataclasses.replace(final_play(), ids=(1, 2, 3, 4, -5, 6, 7, 8), names=tuple(widest))
+    game = dataclasses.replace(game, hands=[*game.hands, 0, 0, 0, 0], bullets=[3] * 8, out=[])
+    named = (Code.NOT_YOUR_TURN, Code.ALREADY_CHALLENGED, Code.NOT_DECIDER)
+    for who in game.ids:
+        for code in named:
+            said = render.refusal(IllegalMove(code, who), game, lang)
+            label = render.name_of(game, who, lang)
+            assert plain(text.isolate(label)) in plain(said), "named, not the short form"
+            assert utf16_units(said) <= 200
+    # Names never cut (64 characters, Telegram's most), the widest once inert: the refusal
+    # leaves the name out rather than pass 200.
+    raw = ("." * 64, "\U0001f004" * 64, "ب" * 64, "W" * 64, "@" * 64, "a" * 64, "b" * 64, "c" * 64)
+    game = dataclasses.replace(game, names=raw)
+    for who in game.ids:
+        for code in named:
+            assert utf16_units(render.refusal(IllegalMove(code, who), game, lang)) <= 200
+
+
 # --- properties: whole games, every screen, both languages ------------------------------------
 
 
@@ -808,7 +922,7 @@ def check_group_screen(screen: Screen, game: Game, lang: str) -> None:
     assert not SUIT.search(screen.text), "a group screen shows no card"
     check_keyboard(screen)
     assert all(p.kind in GROUP_KINDS for _, p in buttons(screen))
-    assert all(p.chat == CHAT and p.game == GAME_NO for _, p in buttons(screen))
+    assert all(p.chat == CHAT and p.game == GAME_ID for _, p in buttons(screen))
     check_direction(screen.text, lang)
 
 
@@ -827,13 +941,13 @@ def test_the_group_never_sees_a_hand_and_a_hand_shows_only_its_owners_cards(
             note = moments.note(events, game, lang)
             if note is not None:
                 assert "\n" not in note and not SUIT.search(note)
-            table = render.table(game, CHAT, GAME_NO, lang, now, note)
+            table = render.table(game, CHAT, GAME_ID, lang, now, note)
             check_group_screen(table, game, lang)
             if game.phase is not Phase.OVER:
                 for name in game.names:
                     assert isolate(name) in table.text
             challenges = [e for e in events if isinstance(e, ev.Challenged)]
-            for moment in moments.moments(events, game, CHAT, GAME_NO, lang, now):
+            for moment in moments.moments(events, game, CHAT, GAME_ID, lang, now):
                 shown = set(CARD.findall(moment.text))
                 if shown:  # only a challenge turns cards over, and only its play's
                     (challenge,) = challenges
@@ -847,7 +961,7 @@ def test_the_group_never_sees_a_hand_and_a_hand_shows_only_its_owners_cards(
 def check_hand(game: Game, seat: int, player: int, lang: str, now: float) -> None:
     held = game.hands[seat] if game.hands else 0
     selection = held & -held  # the lowest card selected
-    screen = render.hand(game, player, CHAT, GAME_NO, lang, now, selection)
+    screen = render.hand(game, player, CHAT, GAME_ID, lang, now, selection)
     assert not SUIT.search(screen.text)
     check_keyboard(screen)
     check_direction(screen.text, lang)
@@ -858,7 +972,7 @@ def check_hand(game: Game, seat: int, player: int, lang: str, now: float) -> Non
         assert shown == {card_name(c) for c in cards_in(held)}, "the owner's cards, all of them"
         assert all(p.hand == held for _, p in toggles)
         _, press = toggles[-1]
-        again = render.hand(game, player, CHAT, GAME_NO, lang, now, press.cards)
+        again = render.hand(game, player, CHAT, GAME_ID, lang, now, press.cards)
         assert render.hand_buttons(press, lang) == again.buttons
     else:
         assert game.phase in (Phase.LOBBY, Phase.OVER) or seat in game.out or held == 0

@@ -71,6 +71,17 @@ def test_r1_a_game_starts_with_two_to_eight_players() -> None:
     assert refused(eight, Join(9, "P9")).code is Code.TABLE_FULL
 
 
+def test_a_game_of_computer_players_alone_does_not_start() -> None:
+    """Negative ids are computer players (moves.Join): at least one person must be seated."""
+    robots = open_table(1, T0)  # the opener stays standing
+    for robot in (-1, -2, -3):
+        robots, _ = apply(robots, Join(robot, f"Robot {-robot}"), T0)
+    assert refused(robots, Start(1, 0)).code is Code.NO_PERSON_SEATED
+    with_one, _ = apply(robots, Join(5, "Ann"), T0)
+    assert apply(with_one, Start(1, 0), T0)[0].phase is Phase.PLAY
+    assert refused(lobby(1), Start(1, 0)).code is Code.NOT_ENOUGH_PLAYERS, "counted first"
+
+
 def test_r1_seats_are_shuffled_once_at_start_and_the_same_seed_seats_the_same() -> None:
     orders = {started(6, seed).ids for seed in range(20)}
     assert len(orders) > 1, "the seat order must depend on the shuffle"
