@@ -48,7 +48,8 @@ def screens(
     if record.table_msg is None or decision.table_again:
         requests.append(Send(chat, table, "table"))
         if record.table_msg is not None:
-            requests.append(EditButtons(chat, record.table_msg, ()))
+            # The old table keeps its buttons unless the new one arrives.
+            requests.append(EditButtons(chat, record.table_msg, (), after="table"))
     else:
         requests.append(Edit(chat, record.table_msg, table, "table"))
     requests += [Send(chat, screen, "final" if screen.buttons else None) for screen in told]

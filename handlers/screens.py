@@ -52,11 +52,17 @@ class Edit:
 
 @dataclass(frozen=True, slots=True)
 class EditButtons:
-    """Replace only a message's buttons (a card toggle; a settled message losing its buttons)."""
+    """Replace only a message's buttons (a card toggle; a settled message losing its buttons).
+
+    `after` names a message sent in the same batch (its `remember` key) that replaces this one:
+    the buttons go only once the replacement is delivered, so players are never left without
+    them (a new table whose send met a flood limit leaves the old table as it was).
+    """
 
     chat_id: int
     message_id: int
     buttons: Keyboard
+    after: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

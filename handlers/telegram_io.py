@@ -160,6 +160,8 @@ class _Courier:
             if chat in self.delivery.unreachable or chat in self.delivery.kicked:
                 self._give_up(request, "chat unreachable")  # no point asking again
                 continue
+            if _waits_in_vain(request, self.delivery):
+                continue  # its replacement never arrived: the old message keeps its buttons
             await self.perform(replace(request, chat_id=chat))
 
     async def perform(self, request: Request) -> None:
@@ -199,7 +201,7 @@ class _Courier:
                     reply_markup=_markup(screen.buttons),
                     link_preview_options=_NO_PREVIEW,
                 )
-            case EditButtons(chat_id, message_id, buttons):
+            case EditButtons(chat_id, message_id, buttons, _):
                 await bot.edit_message_reply_markup(
                     chat_id=chat_id, message_id=message_id, reply_markup=_markup(buttons)
                 )
@@ -252,6 +254,15 @@ class _Courier:
         what = f"{_method(request)} {getattr(request, 'chat_id', '')}".rstrip()
         self.delivery.failed.append(f"{what}: {why}")
         _LOGGER.warning("Telegram request given up: %s: %s", what, why)
+
+
+def _waits_in_vain(request: Request, delivery: Delivery) -> bool:
+    """Whether `request` hands its buttons over to a message that was not delivered."""
+    return (
+        isinstance(request, EditButtons)
+        and request.after is not None
+        and request.after not in delivery.remembered
+    )
 
 
 def _method(request: Request) -> str:

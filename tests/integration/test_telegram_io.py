@@ -275,6 +275,27 @@ def test_a_long_flood_wait_is_given_up(
     assert tg.messages_to(ALICE) == ["hand"]
 
 
+def test_buttons_that_wait_for_a_replacement_go_only_once_it_arrived(
+    tg: FakeTelegram, send: Callable[..., Delivery]
+) -> None:
+    old = Send(GROUP, table("old table", "x.1"), remember="old")
+    assert send(old).remembered == {"old": 1}
+    tg.fail_next("sendMessage", chat_id=GROUP, error=too_many_requests(30))
+    handover = (
+        Send(GROUP, table("new table", "x.2"), remember="table"),
+        EditButtons(GROUP, 1, (), after="table"),
+    )
+    done = send(*handover)  # the new table meets a flood limit: the old one keeps its buttons
+    assert done.remembered == {} and tg.calls("editMessageReplyMarkup") == []
+    stored = tg.message(GROUP, 1)
+    assert stored is not None and stored.reply_markup is not None
+
+    done = send(*handover)
+    assert done.remembered == {"table": 2}
+    stored = tg.message(GROUP, 1)
+    assert stored is not None and stored.reply_markup is None
+
+
 def test_a_blocked_player_is_unreachable_and_the_others_are_served(
     tg: FakeTelegram, send: Callable[..., Delivery]
 ) -> None:

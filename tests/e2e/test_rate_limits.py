@@ -1,0 +1,110 @@
+"""Telegram's flood limits and lost answers, as a real group meets them: every screen converges to
+the stored game whatever Telegram answers, and no player is left without the button they need.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from engine import Phase
+from handlers import callbacks, telegram_io
+from handlers.callbacks import Kind
+from infra.fake_telegram import StoredMessage, too_many_requests
+from tests.e2e.corpus import Scene, people
+from tests.e2e.harness import GROUP, Table, running_bot
+
+
+class Sleeps(list[float]):
+    """Waits asked for (flood limits, conflict jitter): recorded, never slept."""
+
+    async def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+@pytest.fixture(autouse=True)
+def timedelta_retry_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As deployed (template.yaml): PTB gives a 429's retry_after as a timedelta."""
+    monkeypatch.setenv("PTB_TIMEDELTA", "true")
+
+
+@pytest.fixture(autouse=True)
+def no_waiting(monkeypatch: pytest.MonkeyPatch) -> Sleeps:
+    asked = Sleeps()
+    monkeypatch.setattr(telegram_io, "deliver", functools.partial(telegram_io.deliver, sleep=asked))
+    return asked
+
+
+@contextmanager
+def started(seed: int = 11) -> Iterator[Scene]:
+    """Three players, the game dealt."""
+    with running_bot(seed=seed) as table:
+        table.rt.app.sleep = Sleeps()
+        scene = Scene(table, people())
+        scene.start()
+        yield scene
+
+
+def kinds(table: Table, message: StoredMessage | None) -> set[Kind]:
+    assert message is not None
+    found = set()
+    for button in table.buttons(message):
+        data = button.get("callback_data")
+        if data:
+            found.add(callbacks.decode(data).kind)
+    return found
+
+
+def table_message(scene: Scene) -> StoredMessage:
+    record = scene.table.record()
+    assert record.table_msg is not None
+    message = scene.table.tg.message(GROUP, record.table_msg)
+    assert message is not None
+    return message
+
+
+def group_sends(table: Table) -> list[dict[str, Any]]:
+    return [c.params for c in table.tg.calls("sendMessage", chat_id=GROUP) if c.ok]
+
+
+# --- a keyboard is taken away only once its replacement arrived ----------------------------------
+
+
+def test_table_whose_new_message_meets_a_flood_limit_leaves_the_old_table_its_buttons() -> None:
+    with started() as scene:
+        table = scene.table
+        person = scene.awaited()
+        scene.play(person, {min(scene.hand(person))})
+        old = table_message(scene)
+        assert Kind.SHOUT in kinds(table, old)
+        table.tg.fail_next("sendMessage", GROUP, error=too_many_requests(30))
+        table.say(scene.players[0], "/table")
+        assert table.record().table_msg == old.message_id, "the new table never arrived"
+        assert kinds(table, table.tg.message(GROUP, old.message_id)) == {Kind.SHOUT}
+        assert table.tg.calls("editMessageReplyMarkup", chat_id=GROUP) == []
+        # Delivered, the new table takes over and the old one loses its buttons.
+        table.say(scene.players[0], "/table")
+        assert table.record().table_msg != old.message_id
+        assert kinds(table, table.tg.message(GROUP, old.message_id)) == set()
+        assert Kind.SHOUT in kinds(table, table_message(scene))
+
+
+def test_a_final_play_whose_message_is_lost_leaves_both_buttons_on_the_table() -> None:
+    with started(seed=3) as scene:
+        table = scene.table
+        for _ in range(80):
+            game = table.game()
+            if game.phase is Phase.DECIDE:
+                break
+            person = scene.awaited()
+            hand = scene.hand(person)
+            if len(hand) <= 4:
+                table.tg.fail_next("sendMessage", GROUP, error=too_many_requests(30))
+            scene.play(person, set(sorted(hand)[:4]))
+        assert table.game().phase is Phase.DECIDE
+        assert not any(p["text"].startswith("Final play") for p in group_sends(table))
+        assert {Kind.SHOUT, Kind.STAND} <= kinds(table, table_message(scene))
