@@ -17,21 +17,43 @@ GROUP_SENDS_PER_MINUTE = 18  # Telegram allows about 20 messages a minute into o
 SEND_WINDOW = 60.0
 
 
-def plan_moments(record: Record, decision: Decision, now: float) -> list[Screen]:
-    """The new group messages this action deserves, within Telegram's flood limit; the rest is
-    told by the table's note. Their times are written with the move (`record.sends`)."""
+def plan_sends(record: Record, decision: Decision, now: float) -> tuple[list[Screen], int]:
+    """The new group messages this action may send within Telegram's flood limit, and how many
+    that is. Every one counts: the table's first message, the moments (a challenge, a final play,
+    the end), command replies (/table, /rules, /help, /join, /addbot, a language prompt, a
+    refusal). When the minute's budget is spent, command replies go first (dropped from
+    `decision.extra`; /table edits the table instead of sending it anew), then the earliest
+    moments; the table's note and its buttons tell the rest, since the table is an edit. The
+    times are written with the action (`record.sends`)."""
     game = record.game
-    if game is None or not decision.events:
-        return []
-    note = moments.note(decision.events, game, record.lang)
-    if note is not None:
-        record.note = note
-    told = moments.moments(decision.events, game, record.chat, record.game_no, record.lang, now)
+    told: list[Screen] = []
+    if game is not None and decision.events:
+        note = moments.note(decision.events, game, record.lang)
+        if note is not None:
+            record.note = note
+        told = moments.moments(decision.events, game, record.chat, record.game_no, record.lang, now)
+    first_table = game is not None and record.table_msg is None
+    first_table = first_table and (decision.write or decision.table_again)
+    again = decision.table_again and record.table_msg is not None
+    replies = [r for r in decision.extra if isinstance(r, Send) and r.chat_id == record.chat]
     recent = [s for s in record.sends if now - s < SEND_WINDOW]
-    room = max(0, GROUP_SENDS_PER_MINUTE - len(recent) - (1 if record.table_msg is None else 0))
+    room = max(0, GROUP_SENDS_PER_MINUTE - len(recent) - first_table)
     kept = told[-room:] if room else []  # the latest matter most: the end, then the rest
-    record.sends = recent + [now] * len(kept)
-    return kept
+    room -= len(kept)
+    answered, dropped = replies[:room], replies[room:]
+    room -= len(answered)
+    if dropped:
+        decision.extra = [r for r in decision.extra if not any(r is d for d in dropped)]
+    if again and room == 0:
+        decision.table_again = again = False
+    count = first_table + len(kept) + len(answered) + again
+    record.sends = recent + [now] * count
+    return kept, count
+
+
+def group_room(record: Record, now: float) -> int:
+    """New group messages the minute still allows, by the times written in the record."""
+    return max(0, GROUP_SENDS_PER_MINUTE - sum(now - s < SEND_WINDOW for s in record.sends))
 
 
 def screens(

@@ -94,11 +94,14 @@ class Service:
                 decision = Decision(result=Result.DUPLICATE)
                 break
             decision = act.decide(record, now)
-            if not decision.write:
+            moments, group_sends = delivery.plan_sends(record, decision, now)
+            # A reply into the group is written too (its time counts against the group's flood
+            # limit), unless the chat has no record yet: a group the bot never played in.
+            counted = group_sends > 0 and record.version > 0
+            if not (decision.write or counted):
                 break
             if update_id is not None:
                 record.updates = [*record.updates, update_id]  # the store keeps the latest
-            moments = delivery.plan_moments(record, decision, now)
             previous_due = record.due
             record.due = timing.next_due(record, now, self.idle_expiry)
             record.expires = timing.expiry(record, now, self.idle_expiry)
@@ -167,11 +170,14 @@ class Service:
             # The move is committed: a 500 would have Telegram retry a done move. The ids lost
             # only cost a message sent anew later.
             LOGGER.warning("could not remember what was sent", exc_info=True)
-        if newly_unreachable and record.game is not None:
+        # Told once per player, after sending, so it is not written in `sends`: sent only while
+        # the group's minute has room.
+        room = delivery.group_room(record, self.clock())
+        if newly_unreachable and record.game is not None and room > 0:
             names = dict(zip(record.game.ids, record.game.names, strict=True))
             notices: list[Request] = [
                 Send(record.chat, Screen(t(record.lang, "unreachable", name=names[p])))
-                for p in sorted(newly_unreachable)
+                for p in sorted(newly_unreachable)[:room]
             ]
             await telegram_io.deliver(self.bot, notices)
         for old, new in sent.migrated.items():

@@ -14,6 +14,7 @@ import pytest
 from engine import Phase
 from handlers import callbacks, telegram_io
 from handlers.callbacks import Kind
+from handlers.delivery import GROUP_SENDS_PER_MINUTE
 from infra.fake_telegram import StoredMessage, too_many_requests
 from tests.e2e.corpus import Scene, people
 from tests.e2e.harness import GROUP, Table, running_bot
@@ -108,3 +109,52 @@ def test_a_final_play_whose_message_is_lost_leaves_both_buttons_on_the_table() -
         assert table.game().phase is Phase.DECIDE
         assert not any(p["text"].startswith("Final play") for p in group_sends(table))
         assert {Kind.SHOUT, Kind.STAND} <= kinds(table, table_message(scene))
+
+
+# --- every group message counts against the group's minute ---------------------------------------
+
+
+def test_command_replies_count_against_the_groups_minute_and_go_first() -> None:
+    with started() as scene:
+        table = scene.table
+        opener = scene.players[0]
+        sent = len(group_sends(table))
+        for _ in range(GROUP_SENDS_PER_MINUTE):
+            table.say(opener, "/help")
+        assert table.tg.max_messages_per_minute(GROUP) <= GROUP_SENDS_PER_MINUTE
+        answered = len(group_sends(table)) - sent
+        assert 0 < answered < GROUP_SENDS_PER_MINUTE, "the table's first message counted too"
+        record = table.record()
+        assert len(record.sends) == GROUP_SENDS_PER_MINUTE
+        # The minute is spent: /rules gets no reply and writes nothing; /table edits the table
+        # in place instead of sending a new one.
+        version = record.version
+        table.say(opener, "/rules")
+        table.say(opener, "/table")
+        assert len(group_sends(table)) == sent + answered
+        assert table.record().version == version
+        assert table.record().table_msg == record.table_msg
+        # A challenge now: its message would exceed the limit; the table's note tells it.
+        person = scene.awaited()
+        scene.play(person, {min(scene.hand(person))})
+        scene.shout(next(p for p in scene.players if p != person))
+        assert table.game().last is None, "the challenge was settled"
+        assert len(group_sends(table)) == sent + answered
+        note = table.record().note
+        assert note is not None and note in str(table_message(scene).text)
+        assert scene.table_screen() == scene.current_table()
+        # A minute later the group hears replies again.
+        table.clock.advance(61)
+        table.say(opener, "/rules")
+        assert len(group_sends(table)) == sent + answered + 1
+
+
+def test_a_refused_command_is_answered_once_however_often_telegram_delivers_it() -> None:
+    with started() as scene:
+        table = scene.table
+        stop = table.update({"message": table.message(scene.players[1], "/stop", GROUP)})
+        sent = len(group_sends(table))
+        for _ in range(3):
+            table.post(stop)
+        assert len(group_sends(table)) == sent + 1
+        assert table.game().phase is Phase.PLAY
