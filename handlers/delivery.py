@@ -75,9 +75,11 @@ def screens(
     else:
         requests.append(Edit(chat, record.table_msg, table, "table"))
     requests += [Send(chat, screen, "final" if screen.buttons else None) for screen in told]
+    # The final play is settled: its buttons go. A retried update or a redraw cannot tell
+    # whether the first delivery took them off, so it does again ("not modified" is success).
     settled = before is not None and before.phase is Phase.DECIDE
-    if settled and game.phase is not Phase.DECIDE and record.final_msg is not None:
-        # The final play is settled: its buttons go.
+    again = duplicate or decision.all_hands
+    if (settled or again) and game.phase is not Phase.DECIDE and record.final_msg is not None:
         requests.append(EditButtons(chat, record.final_msg, ()))
     if game.phase is Phase.LOBBY:
         return requests

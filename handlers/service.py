@@ -10,8 +10,10 @@ heals what it left stale.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import random
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
@@ -19,6 +21,7 @@ from typing import Any, Protocol
 import telegram
 from telegram import CallbackQuery
 
+from engine import Game
 from handlers import delivery, telegram_io, timing
 from handlers.acts import Redraw
 from handlers.outcomes import Act, Decision, Outcome, Result, Via
@@ -33,6 +36,27 @@ MAX_ATTEMPTS = 6  # conditional-write conflicts tolerated before asking Telegram
 
 class Busy(Exception):
     """The chat's item kept changing under us, or the store failed: nothing was committed."""
+
+
+class _Written:
+    """An attempt whose conditional write was refused, kept to tell whether it landed anyway."""
+
+    def __init__(
+        self,
+        record: Record,
+        decision: Decision,
+        moments: list[Screen],
+        before: Game | None,
+        previous_due: float | None,
+    ) -> None:
+        self.version, self.writer = record.version + 1, record.writer
+        self.decision, self.moments, self.before = decision, moments, before
+        self.previous_due = previous_due
+
+    def landed(self, stored: Record) -> bool:
+        """Whether `stored` is this attempt's write: its version, and its writer's token (the
+        same update handled at once by two containers may write the very same document)."""
+        return (stored.version, stored.writer) == (self.version, self.writer)
 
 
 class Timers(Protocol):
@@ -66,6 +90,10 @@ class Service:
         self.sleep = sleep
         # Through a webhook, a button's answer rides on the HTTP response: no extra request.
         self.webhook_replies = webhook_replies
+        # Each write carries a token of its own, unique across containers (not game randomness:
+        # `rng` may be seeded alike in two of them), to recognise it after a lost answer.
+        self._writer = secrets.token_hex(5)
+        self._writes = itertools.count()
 
     async def transact(
         self,
@@ -85,10 +113,19 @@ class Service:
         if via is None:
             via = Via.PRESS if query else (Via.TIMER if update_id is None else Via.COMMAND)
         outcome = Outcome(via, chat=chat, action=action)
+        refused: _Written | None = None  # the last attempt, when its write was refused
         for attempt in range(MAX_ATTEMPTS):
             moments: list[Screen] = []
             now = self.clock()
             record = self.store.load(chat)
+            if refused is not None and refused.landed(record):
+                # The write did land: its answer was lost, and the store client's own retry met
+                # the version check. That attempt committed, and announces its moments.
+                outcome.conflicts -= 1
+                decision, moments, before = refused.decision, refused.moments, refused.before
+                if record.due is not None and record.due != refused.previous_due:
+                    self.schedule(chat, record.due, now)
+                break
             before = record.game
             if update_id is not None and update_id in record.updates:
                 decision = Decision(result=Result.DUPLICATE)
@@ -102,12 +139,14 @@ class Service:
                 break
             if update_id is not None:
                 record.updates = [*record.updates, update_id]  # the store keeps the latest
+            record.writer = f"{self._writer}.{next(self._writes):x}"
             previous_due = record.due
             record.due = timing.next_due(record, now, self.idle_expiry)
             record.expires = timing.expiry(record, now, self.idle_expiry)
             try:
                 self.store.save(record, new_game=decision.new_game)
             except Conflict:
+                refused = _Written(record, decision, moments, before, previous_due)
                 outcome.conflicts += 1
                 # Jitter, so that racing writers do not collide again in step.
                 await self.sleep(self.rng.uniform(0.005, 0.02) * (attempt + 1))

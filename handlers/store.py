@@ -43,6 +43,7 @@ class Record:
     sends: list[float] = field(default_factory=list)  # times of recent new group messages
     due: float | None = None  # when the timer must look at this game next
     expires: int | None = None  # epoch seconds after which DynamoDB may delete the item
+    writer: str | None = None  # a token of the last write's attempt, written with it
     # Set after sending, outside the versioned document:
     table_msg: int | None = None
     final_msg: int | None = None
@@ -169,6 +170,7 @@ class DynamoStore:
         record.read_document(item["doc"]["S"])
         record.due = float(item["due"]["N"]) / 1000 if "due" in item else None
         record.expires = int(item["expires"]["N"]) if "expires" in item else None
+        record.writer = item["w"]["S"] if "w" in item else None
         record.table_msg = int(item["tm"]["N"]) if "tm" in item else None
         record.final_msg = int(item["fm"]["N"]) if "fm" in item else None
         record.hand_msgs = {int(k): int(v["N"]) for k, v in item.get("hm", {}).get("M", {}).items()}
@@ -195,6 +197,9 @@ class DynamoStore:
         else:
             sets.append("expires = :exp")
             values[":exp"] = {"N": str(record.expires)}
+        if record.writer is not None:
+            sets.append("w = :w")
+            values[":w"] = {"S": record.writer}
         if new_game:
             sets[3] = "hm = :empty"
             removes += ["tm", "fm"]
@@ -325,6 +330,7 @@ class _Stored:
     game_no: int
     due: float | None
     expires: int | None
+    writer: str | None = None
     table: int | None = None
     final: int | None = None
     hands: dict[int, int] = field(default_factory=dict)
@@ -349,6 +355,7 @@ class MemoryStore:
             record.version = stored.version
             record.read_document(stored.document)
             record.due, record.expires = stored.due, stored.expires
+            record.writer = stored.writer
             record.table_msg, record.final_msg = stored.table, stored.final
             record.hand_msgs = dict(stored.hands)
             record.unreachable = set(stored.unreachable)
@@ -361,7 +368,12 @@ class MemoryStore:
             if (stored.version if stored else 0) != record.version:
                 raise Conflict(record.chat)
             kept = _Stored(
-                record.version + 1, record.document(), record.game_no, record.due, record.expires
+                record.version + 1,
+                record.document(),
+                record.game_no,
+                record.due,
+                record.expires,
+                record.writer,
             )
             if stored is not None:
                 kept.unreachable = stored.unreachable

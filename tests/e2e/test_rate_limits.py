@@ -5,18 +5,21 @@ the stored game whatever Telegram answers, and no player is left without the but
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+import json
+import logging
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from engine import Phase
 from handlers import callbacks, telegram_io
 from handlers.callbacks import Kind
 from handlers.delivery import GROUP_SENDS_PER_MINUTE
 from infra.fake_telegram import StoredMessage, too_many_requests
-from tests.e2e.corpus import Scene, people
+from tests.e2e.corpus import Scene, answer_text, people
 from tests.e2e.harness import GROUP, Table, running_bot
 
 
@@ -158,3 +161,111 @@ def test_a_refused_command_is_answered_once_however_often_telegram_delivers_it()
             table.post(stop)
         assert len(group_sends(table)) == sent + 1
         assert table.game().phase is Phase.PLAY
+
+
+# --- a commit whose answer was lost --------------------------------------------------------------
+
+
+def conditional_failed(scene: Scene) -> Exception:
+    error: Exception = scene.client.client.exceptions.ConditionalCheckFailedException(
+        {"Error": {"Code": "ConditionalCheckFailedException", "Message": "failed"}},
+        "UpdateItem",
+    )
+    return error
+
+
+def answer_lost_then_retried(scene: Scene) -> Callable[[Any, dict[str, Any]], Any]:
+    """The write reaches the table, its answer is lost, and the client's own retry (botocore
+    retries a 500 or a throttle) meets the version check."""
+
+    def call(real: Any, kwargs: dict[str, Any]) -> Any:
+        real(**kwargs)
+        raise conditional_failed(scene)
+
+    return call
+
+
+def outcomes(caplog: pytest.LogCaptureFixture) -> list[dict[str, Any]]:
+    return [
+        json.loads(r.getMessage())
+        for r in caplog.records
+        if r.name == "menteur.webhook" and r.getMessage().startswith("{")
+    ]
+
+
+def test_a_write_whose_answer_was_lost_is_recognised_and_its_moments_announced(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="menteur.webhook")
+    with started() as scene:
+        table = scene.table
+        person = scene.awaited()
+        scene.play(person, {min(scene.hand(person))})
+        version = table.record().version
+        challenges = len([p for p in group_sends(table) if p["text"].startswith("Challenge")])
+        scene.client.fail("update_item", answer_lost_then_retried(scene))
+        caplog.clear()
+        shouter = next(p for p in scene.players if p != person)
+        response = table.post(scene.liar(shouter))
+        assert response["statusCode"] == 200 and answer_text(response) is None
+        assert table.record().version == version + 1, "written once"
+        assert table.game().last is None, "the challenge was settled"
+        said = [p for p in group_sends(table) if p["text"].startswith("Challenge")]
+        assert len(said) == challenges + 1, "the challenge was announced"
+        (outcome,) = outcomes(caplog)
+        assert (outcome["outcome"], outcome["conflicts"]) == ("applied", 0)
+        assert scene.table_screen() == scene.current_table()
+
+
+def at_a_final_play(scene: Scene) -> None:
+    table = scene.table
+    for _ in range(80):
+        if table.game().phase is Phase.DECIDE:
+            return
+        person = scene.awaited()
+        scene.play(person, set(sorted(scene.hand(person))[:4]))
+    raise AssertionError("no final play")
+
+
+def let_it_stand(scene: Scene) -> dict[str, Any]:
+    table = scene.table
+    record = table.record()
+    assert record.final_msg is not None and record.game is not None
+    final = table.tg.message(GROUP, record.final_msg)
+    assert final is not None
+    data = table.button(final, Kind.STAND)
+    assert data is not None
+    decider = scene.by_id(record.game.awaited)
+    return scene.press_update(decider, GROUP, final.message_id, data)
+
+
+@pytest.mark.parametrize("lost", ["retried by the client", "500, retried by Telegram"])
+def test_after_a_lost_answer_no_message_keeps_liar_or_let_it_stand_once_the_game_ended(
+    lost: str,
+) -> None:
+    with started(seed=3) as scene:
+        table = scene.table
+        at_a_final_play(scene)
+        record = table.record()
+        assert {Kind.SHOUT, Kind.STAND} <= kinds(
+            table, table.tg.message(GROUP, record.final_msg or 0)
+        )
+        stand = let_it_stand(scene)
+        if lost == "retried by the client":
+            scene.client.fail("update_item", answer_lost_then_retried(scene))
+            assert table.post(stand)["statusCode"] == 200
+        else:
+
+            def committed_then_lost(real: Any, kwargs: dict[str, Any]) -> Any:
+                real(**kwargs)
+                raise ClientError({"Error": {"Code": "InternalServerError", "Message": "x"}}, "x")
+
+            scene.client.fail("update_item", committed_then_lost)
+            assert table.post(stand)["statusCode"] == 500
+            assert table.post(stand)["statusCode"] == 200  # Telegram's retry: a duplicate
+        assert table.game().phase is Phase.OVER
+        for message in table.tg.chat_messages(GROUP):
+            assert not kinds(table, message) & {Kind.SHOUT, Kind.STAND}, message.text
+        assert scene.table_screen() == scene.current_table()
+        if lost == "retried by the client":
+            assert any("wins!" in p["text"] for p in group_sends(table)), "the end was announced"
