@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine import Expire, Game, Join, MenteurError, Move, Phase, apply, open_table, settle
+from engine.events import Event
 from handlers import callbacks, render, timing
 from handlers.callbacks import Kind, Press
 from handlers.outcomes import Decision, Reason, Result, Why
@@ -221,23 +222,32 @@ class SetLanguage:
 
 @dataclass(frozen=True)
 class Tick:
-    """The timer's look at a game: the 45-second mark, a computer player's move, an idle end."""
+    """The timer's look at a game: the 45-second mark, a computer player's move, an idle end,
+    a redraw owed after a flood limit."""
 
     idle_expiry: float
 
     def decide(self, record: Record, now: float) -> Decision:
         game: Game | None = record.game
-        if game is None or game.phase is Phase.OVER:
-            return Decision(result=Result.NOTHING_DUE)
-        game, events = settle(game, now)
-        if game.phase is not Phase.OVER and record.due is not None and now >= record.due:
-            move = timing.computer_move(record, game, now)
-            if move is None and now - game.updated >= self.idle_expiry:
-                move = Expire(self.idle_expiry)
-            if move is not None:
-                game, more = apply(game, move, now)
-                events += more
-        record.game = game
+        owed = record.owed is not None and now >= record.owed
+        due = timing.game_due(record, self.idle_expiry)  # `record.due` may be an owed redraw's
+        events: list[Event] = []
+        if game is not None and game.phase is not Phase.OVER:
+            game, events = settle(game, now)
+            if game.phase is not Phase.OVER and due is not None and now >= due:
+                move = timing.computer_move(record, game, now)
+                if move is None and now - game.updated >= self.idle_expiry:
+                    move = Expire(self.idle_expiry)
+                if move is not None:
+                    game, more = apply(game, move, now)
+                    events += more
+            record.game = game
+        if owed:
+            # Screens Telegram made wait: the table and every hand, drawn from the game as it is
+            # now, once however many redraws were owed. The mark goes with this write.
+            record.redrawn, record.owed = record.owed, None
+            result = Result.APPLIED if events else Result.RESENT
+            return Decision(write=True, events=events, all_hands=True, result=result)
         result = Result.APPLIED if events else Result.NOTHING_DUE
         return Decision(write=bool(events), events=events, result=result)
 

@@ -83,14 +83,14 @@ def screens(
         requests.append(EditButtons(chat, record.final_msg, ()))
     if game.phase is Phase.LOBBY:
         return requests
-    if decision.write:
-        requests += hand_requests(record, changed_hands(before, record, now))
-    elif duplicate or decision.all_hands:
+    if duplicate or decision.all_hands:
         # Telegram sends an update again only when it got no 200: the first delivery may have
         # committed and then died before sending (a container killed or timed out). Which hands
         # its move changed is no longer known, so all are drawn; an unchanged one costs a
-        # "message is not modified", which counts as success.
+        # "message is not modified", which counts as success. So does a redraw.
         requests += hand_requests(record, hand_screens(record, set(game.ids), now))
+    elif decision.write:
+        requests += hand_requests(record, changed_hands(before, record, now))
     return requests
 
 

@@ -141,7 +141,7 @@ class Service:
                 record.updates = [*record.updates, update_id]  # the store keeps the latest
             record.writer = f"{self._writer}.{next(self._writes):x}"
             previous_due = record.due
-            record.due = timing.next_due(record, now, self.idle_expiry)
+            record.due = timing.next_due(record, self.idle_expiry)
             record.expires = timing.expiry(record, now, self.idle_expiry)
             try:
                 self.store.save(record, new_game=decision.new_game)
@@ -168,7 +168,20 @@ class Service:
         sent = await telegram_io.deliver(self.bot, requests)
         outcome.telegram_requests = sent.requests
         await self._learn(record, decision, sent)
+        if sent.owed is not None and record.version > 0:
+            self.owe(chat, self.clock() + sent.owed)
         return outcome
+
+    def owe(self, chat: int, at: float) -> None:
+        """Telegram made screens wait longer than a handler may: the timer draws the table and
+        every hand again at `at`, from the game stored then. Logged, never raised (the move is
+        committed); a later update draws what changed meanwhile anyway."""
+        try:
+            self.store.owe(chat, at)
+        except Exception:
+            LOGGER.warning("could not mark chat %s for a redraw", chat, exc_info=True)
+            return
+        self.schedule(chat, at, self.clock())
 
     def schedule(self, chat: int, due: float, now: float) -> None:
         """Set the chat's timer; a failure is logged, never raised (the move is committed)."""

@@ -21,6 +21,7 @@ RECENT_UPDATES = 12  # a retried update comes back within a minute, after a few 
 TITLE_LENGTH = 24  # the group's title, shown in private chats; kept short to keep items small
 DUE_SHARD = "due"  # the sparse index's only partition: few games have a timer at once
 MOVE_ATTEMPTS = 6  # a migration racing moves still made on the old chat id
+SHARD_NAME = {"#shard": "shard"}  # a reserved word in DynamoDB
 
 
 class Conflict(Exception):
@@ -45,6 +46,8 @@ class Record:
     expires: int | None = None  # epoch seconds after which DynamoDB may delete the item
     writer: str | None = None  # a token of the last write's attempt, written with it
     # Set after sending, outside the versioned document:
+    owed: float | None = None  # when the screens are to be drawn again (Telegram said wait)
+    redrawn: float | None = None  # the `owed` mark this write settles (cleared only if unchanged)
     table_msg: int | None = None
     final_msg: int | None = None
     hand_msgs: dict[int, int] = field(default_factory=dict)
@@ -131,6 +134,12 @@ class Store(Protocol):
         to another game) and which players' private chats refuse or accept the bot."""
         ...
 
+    def owe(self, chat: int, at: float) -> None:
+        """The chat's screens are to be drawn again at `at` (a flood limit outlasted the
+        handler): marked outside the versioned document, the latest mark kept, and `due` moved
+        earlier if need be so that the sweep finds it."""
+        ...
+
     def due(self, now: float, limit: int = 100) -> list[int]:
         """Chats whose timer is due at `now`: the safety-net sweep's reading."""
         ...
@@ -171,6 +180,7 @@ class DynamoStore:
         record.due = float(item["due"]["N"]) / 1000 if "due" in item else None
         record.expires = int(item["expires"]["N"]) if "expires" in item else None
         record.writer = item["w"]["S"] if "w" in item else None
+        record.owed = float(item["ow"]["N"]) / 1000 if "ow" in item else None
         record.table_msg = int(item["tm"]["N"]) if "tm" in item else None
         record.final_msg = int(item["fm"]["N"]) if "fm" in item else None
         record.hand_msgs = {int(k): int(v["N"]) for k, v in item.get("hm", {}).get("M", {}).items()}
@@ -208,6 +218,10 @@ class DynamoStore:
         else:
             condition = "ver = :old"
             values[":old"] = {"N": str(record.version)}
+        if record.redrawn is not None:
+            removes.append("ow")
+            condition += " AND ow = :ow"
+            values[":ow"] = {"N": str(round(record.redrawn * 1000))}
         expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
         self.counts.writes += 1
         try:
@@ -222,10 +236,39 @@ class DynamoStore:
         except self._conditional_failed as e:
             raise Conflict(record.chat) from e
         record.version += 1
+        record.redrawn = None
         if new_game:
             record.table_msg = record.final_msg = None
             record.hand_msgs = {}
         return record
+
+    def owe(self, chat: int, at: float) -> None:
+        key = {"pk": {"S": _pk(chat)}}
+        at_ms = {"N": str(round(at * 1000))}
+        later = "attribute_exists(ver) AND (attribute_not_exists(ow) OR ow < :at)"
+        # The mark, and `due` if it was later (or unset); else the mark alone; else a later mark
+        # stands already, and the redraw it brings covers this one.
+        for expression, condition, values in (
+            (
+                "SET ow = :at, due = :at, #shard = :shard",
+                f"{later} AND (attribute_not_exists(due) OR due > :at)",
+                {":at": at_ms, ":shard": {"S": DUE_SHARD}},
+            ),
+            ("SET ow = :at", later, {":at": at_ms}),
+        ):
+            self.counts.writes += 1
+            try:
+                self.client.update_item(
+                    TableName=self.table,
+                    Key=key,
+                    UpdateExpression=expression,
+                    ConditionExpression=condition,
+                    ExpressionAttributeValues=values,
+                    **({"ExpressionAttributeNames": SHARD_NAME} if "#" in expression else {}),
+                )
+                return
+            except self._conditional_failed:
+                continue
 
     def remember(
         self,
@@ -331,6 +374,7 @@ class _Stored:
     due: float | None
     expires: int | None
     writer: str | None = None
+    owed: float | None = None
     table: int | None = None
     final: int | None = None
     hands: dict[int, int] = field(default_factory=dict)
@@ -355,7 +399,7 @@ class MemoryStore:
             record.version = stored.version
             record.read_document(stored.document)
             record.due, record.expires = stored.due, stored.expires
-            record.writer = stored.writer
+            record.writer, record.owed = stored.writer, stored.owed
             record.table_msg, record.final_msg = stored.table, stored.final
             record.hand_msgs = dict(stored.hands)
             record.unreachable = set(stored.unreachable)
@@ -367,6 +411,9 @@ class MemoryStore:
             stored = self.items.get(record.chat)
             if (stored.version if stored else 0) != record.version:
                 raise Conflict(record.chat)
+            owed = stored.owed if stored else None
+            if record.redrawn is not None and owed != record.redrawn:
+                raise Conflict(record.chat)
             kept = _Stored(
                 record.version + 1,
                 record.document(),
@@ -375,16 +422,30 @@ class MemoryStore:
                 record.expires,
                 record.writer,
             )
+            if record.redrawn is None:
+                kept.owed = owed
             if stored is not None:
                 kept.unreachable = stored.unreachable
                 if not new_game:
                     kept.table, kept.final, kept.hands = stored.table, stored.final, stored.hands
             self.items[record.chat] = kept
         record.version += 1
+        record.redrawn = None
         if new_game:
             record.table_msg = record.final_msg = None
             record.hand_msgs = {}
         return record
+
+    def owe(self, chat: int, at: float) -> None:
+        at = round(at * 1000) / 1000  # stored to the millisecond, as in DynamoDB
+        with self._lock:
+            self.counts.writes += 1
+            stored = self.items.get(chat)
+            if stored is None or (stored.owed is not None and stored.owed >= at):
+                return
+            stored.owed = at
+            if stored.due is None or stored.due > at:
+                stored.due = at
 
     def remember(
         self,

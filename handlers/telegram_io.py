@@ -57,6 +57,9 @@ _MESSAGE_GONE = (
 
 Sleep = Callable[[float], Awaitable[None]]
 
+# After a server error or a timeout given up, the screens are drawn again this much later.
+TRANSIENT_REDRAW = 5.0
+
 
 # ---------------------------------------------------------------------------------------------
 # The bot.
@@ -114,6 +117,9 @@ class Delivery:
     migrated: dict[int, int] = field(default_factory=dict)
     #: Short descriptions of the requests given up.
     failed: list[str] = field(default_factory=list)
+    #: Seconds after which the screens given up on a flood limit (the longest `retry_after`) or
+    #: a transient failure may be drawn again; None when nothing is owed.
+    owed: float | None = None
     #: HTTP requests made to Telegram, retries included.
     requests: int = 0
 
@@ -235,6 +241,8 @@ class _Courier:
                 if may_retry and seconds <= self.max_wait:
                     await self.sleep(seconds)
                     retry = request
+                else:
+                    self._owe(request, seconds)
             case ChatMigrated() if not isinstance(request, Answer):
                 self.delivery.migrated[request.chat_id] = error.new_chat_id
                 retry = replace(request, chat_id=error.new_chat_id)
@@ -243,12 +251,21 @@ class _Courier:
             case NetworkError() if not isinstance(request, Send):
                 # Timeouts and 5xx: edits and answers are idempotent, so ask again. A send may
                 # have been delivered anyway, and a duplicate group message is worse than a
-                # missing one (the next update re-renders the table).
+                # missing one (the table is drawn again).
                 retry = request
+                if not may_retry:
+                    self._owe(request, TRANSIENT_REDRAW)
+            case NetworkError():
+                self._owe(request, TRANSIENT_REDRAW)
         if retry is not None and may_retry:
             return retry
         self._give_up(request, error.message)
         return None
+
+    def _owe(self, request: Request, seconds: float) -> None:
+        """A screen was given up for a while: the caller draws the screens again after it."""
+        if not isinstance(request, Answer):
+            self.delivery.owed = max(self.delivery.owed or 0.0, seconds)
 
     def _give_up(self, request: Request, why: str) -> None:
         what = f"{_method(request)} {getattr(request, 'chat_id', '')}".rstrip()

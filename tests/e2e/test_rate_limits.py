@@ -15,7 +15,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from engine import Phase
-from handlers import callbacks, telegram_io
+from handlers import callbacks, render, telegram_io
 from handlers.callbacks import Kind
 from handlers.delivery import GROUP_SENDS_PER_MINUTE
 from infra.fake_telegram import StoredMessage, too_many_requests
@@ -269,3 +269,75 @@ def test_after_a_lost_answer_no_message_keeps_liar_or_let_it_stand_once_the_game
         assert scene.table_screen() == scene.current_table()
         if lost == "retried by the client":
             assert any("wins!" in p["text"] for p in group_sends(table)), "the end was announced"
+
+
+# --- a flood limit longer than a handler waits: the timer redraws ---------------------------------
+
+
+def screens_converged(scene: Scene) -> bool:
+    """The table and every hand read as drawn from the stored game now."""
+    table = scene.table
+    record = table.record()
+    game = record.game
+    assert game is not None
+    if scene.table_screen() != scene.current_table():
+        return False
+    now = table.clock.now
+    for person in scene.players:
+        message = table.tg.message(person.id, record.hand_msgs.get(person.id, 0))
+        drawn = render.hand(game, person.id, GROUP, record.game_no, record.lang_of(person.id), now)
+        data = [b.data for row in drawn.buttons for b in row]
+        if message is None or message.text != drawn.text:
+            return False
+        if [b.get("callback_data") for b in table.buttons(message)] != data:
+            return False
+    return True
+
+
+def test_screens_a_long_flood_limit_left_stale_are_redrawn_once_by_the_timer() -> None:
+    with started() as scene:
+        table = scene.table
+        # Three moves in a row meet 429s (table edits, a hand): nothing is waited out.
+        for retry_after in (20, 30, 25):
+            table.tg.fail_next("editMessageText", GROUP, error=too_many_requests(retry_after))
+            person = scene.awaited()
+            table.tg.fail_next("editMessageText", person.id, error=too_many_requests(retry_after))
+            scene.play(person, {min(scene.hand(person))})
+        assert not screens_converged(scene)
+        record = table.record()
+        owed = record.owed
+        assert owed is not None and abs(owed - (table.clock.now + 30)) < 0.01, "the longest wait"
+        assert record.due == owed, "the sweep finds it"
+        timers = [at for chat, at in table.timers.scheduled if chat == GROUP]
+        assert any(abs(at - owed) < 0.01 for at in timers), "an SQS timer too"
+        version, calls = record.version, len(table.tg.calls())
+        table.clock.advance(29)
+        table.tick()
+        assert table.record().version == version, "not before Telegram's wait"
+        table.clock.advance(1.5)
+        table.tick()
+        table.tick()  # the SQS timer and the sweep both fire: one redraw
+        after = table.record()
+        assert after.owed is None and after.version == version + 1
+        assert after.due is not None and after.due > table.clock.now, "the game's own timer"
+        assert screens_converged(scene)
+        redraw = table.tg.calls()[calls:]
+        assert len(redraw) <= 1 + len(scene.players), "the table and each hand, once"
+
+
+def test_an_end_whose_table_edit_met_a_flood_limit_is_redrawn_without_buttons() -> None:
+    with started(seed=3) as scene:
+        table = scene.table
+        at_a_final_play(scene)
+        flood = table.tg.fail_always("editMessageText", GROUP, error=too_many_requests(40))
+        table.post(let_it_stand(scene))
+        assert table.game().phase is Phase.OVER
+        assert {Kind.SHOUT, Kind.STAND} <= kinds(table, table_message(scene)), "stale for now"
+        assert table.record().owed is not None
+        table.tg.remove_rule(flood)
+        table.clock.advance(41)
+        table.tick()
+        assert kinds(table, table_message(scene)) == set()
+        assert scene.table_screen() == scene.current_table()
+        record = table.record()
+        assert record.owed is None and record.due is None, "nothing left for the timer"

@@ -102,6 +102,9 @@ class HookedStore:
     def remember(self, chat: int, game_no: int, **kwargs: Any) -> None:
         self.inner.remember(chat, game_no, **kwargs)
 
+    def owe(self, chat: int, at: float) -> None:
+        self.inner.owe(chat, at)
+
     def due(self, now: float, limit: int = 100) -> list[int]:
         return self.inner.due(now, limit)
 

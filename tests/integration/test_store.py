@@ -135,6 +135,42 @@ def test_due_lists_the_chats_whose_timer_has_come(store: Store) -> None:
     assert store.due(200.0) == [-2]
 
 
+def test_an_owed_redraw_keeps_the_latest_mark_and_is_found_by_the_sweep(store: Store) -> None:
+    record = a_record()
+    record.due = 500.0
+    store.save(record, new_game=True)
+    store.owe(CHAT, 130.25)
+    store.owe(CHAT, 120.0)  # an earlier wait: the later mark covers it
+    record = store.load(CHAT)
+    assert (record.owed, record.due) == (130.25, 130.25)
+    assert store.due(131.0) == [CHAT]
+    store.owe(CHAT, 140.0)  # a longer wait: the mark moves; `due` stays as early as it was
+    assert (store.load(CHAT).owed, store.load(CHAT).due) == (140.0, 130.25)
+    store.owe(-999, 150.0)  # no game there: nothing is made
+    assert store.load(-999).version == 0
+
+
+def test_a_redraw_clears_only_the_mark_it_handled(store: Store) -> None:
+    store.save(a_record(), new_game=True)
+    store.owe(CHAT, 130.0)
+    record = store.load(CHAT)
+    record.redrawn, record.owed = record.owed, None
+    store.owe(CHAT, 160.0)  # a newer flood limit meanwhile
+    with pytest.raises(Conflict):
+        store.save(record)
+    record = store.load(CHAT)
+    record.redrawn, record.owed = record.owed, None
+    store.save(record)
+    assert store.load(CHAT).owed is None
+    record = store.load(CHAT)
+    record.note = "a move"
+    store.save(record)  # a move keeps a mark it did not handle
+    store.owe(CHAT, 170.0)
+    record = store.load(CHAT)
+    store.save(record)
+    assert store.load(CHAT).owed == 170.0
+
+
 def test_a_game_moves_with_its_group_when_it_becomes_a_supergroup(store: Store) -> None:
     store.save(a_record(-5), new_game=True)
     store.move(-5, -1005)

@@ -16,6 +16,7 @@ import telegram
 
 from handlers.screens import Answer, Button, Edit, EditButtons, Request, Screen, Send
 from handlers.telegram_io import (
+    TRANSIENT_REDRAW,
     Delivery,
     close_bot,
     deliver,
@@ -294,6 +295,22 @@ def test_buttons_that_wait_for_a_replacement_go_only_once_it_arrived(
     assert done.remembered == {"table": 2}
     stored = tg.message(GROUP, 1)
     assert stored is not None and stored.reply_markup is None
+
+
+def test_screens_given_up_for_a_while_are_owed_a_redraw_after_the_longest_wait(
+    tg: FakeTelegram, send: Callable[..., Delivery]
+) -> None:
+    tg.fail_next("editMessageText", chat_id=GROUP, error=too_many_requests(30))
+    tg.fail_next("editMessageText", chat_id=ALICE, error=too_many_requests(12))
+    tg.fail_next("answerCallbackQuery", error=too_many_requests(50))  # no screen: owes nothing
+    done = send(Answer("cb"), Edit(GROUP, 1, table("t")), Edit(ALICE, 2, table("h")))
+    assert done.owed == 30.0
+    tg.fail_next("sendMessage", chat_id=GROUP, error=server_error(502))
+    assert send(Send(GROUP, table("moment"))).owed == TRANSIENT_REDRAW
+    tg.fail_next("editMessageText", chat_id=GROUP, error=too_many_requests(2))
+    assert send(Edit(GROUP, 1, table("t2"))).owed is None, "waited out: nothing owed"
+    tg.fail_next("editMessageText", chat_id=GROUP, error=bad_request("message is not modified"))
+    assert send(Edit(GROUP, 1, table("t2"))).owed is None
 
 
 def test_a_blocked_player_is_unreachable_and_the_others_are_served(
