@@ -126,6 +126,12 @@ class Service:
                 if record.due is not None and record.due != refused.previous_due:
                     self.schedule(chat, record.due, now)
                 break
+            if record.moving is not None:
+                # The group became a supergroup while this update was on its way: finish the
+                # move (it may be half-done) and act on the game where it now lives.
+                self.store.move(chat, record.moving)
+                chat = outcome.chat = record.moving
+                continue
             before = record.game
             if update_id is not None and update_id in record.updates:
                 decision = Decision(result=Result.DUPLICATE)

@@ -20,7 +20,6 @@ from engine import Game, decode, encode
 RECENT_UPDATES = 12  # a retried update comes back within a minute, after a few others
 TITLE_LENGTH = 24  # the group's title, shown in private chats; kept short to keep items small
 DUE_SHARD = "due"  # the sparse index's only partition: few games have a timer at once
-MOVE_ATTEMPTS = 6  # a migration racing moves still made on the old chat id
 SHARD_NAME = {"#shard": "shard"}  # a reserved word in DynamoDB
 
 
@@ -46,6 +45,7 @@ class Record:
     expires: int | None = None  # epoch seconds after which DynamoDB may delete the item
     writer: str | None = None  # a token of the last write's attempt, written with it
     # Set after sending, outside the versioned document:
+    moving: int | None = None  # the supergroup this item is moving to: writes here are refused
     owed: float | None = None  # when the screens are to be drawn again (Telegram said wait)
     redrawn: float | None = None  # the `owed` mark this write settles (cleared only if unchanged)
     table_msg: int | None = None
@@ -145,7 +145,8 @@ class Store(Protocol):
         ...
 
     def move(self, old_chat: int, new_chat: int) -> None:
-        """A group became a supergroup: its game now lives under the new chat id."""
+        """A group became a supergroup: its game now lives under the new chat id. Idempotent;
+        while a move is under way the old record reads `moving` and refuses writes."""
         ...
 
 
@@ -181,6 +182,7 @@ class DynamoStore:
         record.expires = int(item["expires"]["N"]) if "expires" in item else None
         record.writer = item["w"]["S"] if "w" in item else None
         record.owed = float(item["ow"]["N"]) / 1000 if "ow" in item else None
+        record.moving = int(item["mv"]["N"]) if "mv" in item else None
         record.table_msg = int(item["tm"]["N"]) if "tm" in item else None
         record.final_msg = int(item["fm"]["N"]) if "fm" in item else None
         record.hand_msgs = {int(k): int(v["N"]) for k, v in item.get("hm", {}).get("M", {}).items()}
@@ -216,7 +218,8 @@ class DynamoStore:
         if record.version == 0:
             condition = "attribute_not_exists(pk)"
         else:
-            condition = "ver = :old"
+            # An item marked as moving to its supergroup takes no more writes (see `move`).
+            condition = "ver = :old AND attribute_not_exists(mv)"
             values[":old"] = {"N": str(record.version)}
         if record.redrawn is not None:
             removes.append("ow")
@@ -332,38 +335,41 @@ class DynamoStore:
         return [_chat_of(item["pk"]["S"]) for item in found.get("Items", [])]
 
     def move(self, old_chat: int, new_chat: int) -> None:
-        # No transactions (dynalite has none), so: copy, then delete the old item only while it
-        # is still the version copied. A move that lands on the old item in between (a hand's
-        # button still names the old chat) fails the delete and is copied again, never lost.
-        for _ in range(MOVE_ATTEMPTS):
-            self.counts.reads += 1
-            item = self.client.get_item(
-                TableName=self.table, Key={"pk": {"S": _pk(old_chat)}}, ConsistentRead=True
-            ).get("Item")
-            if item is None:
-                return
-            version = {":ver": item["ver"]}
-            item["pk"] = {"S": _pk(new_chat)}
-            self.counts.writes += 2
-            # Refused when the new chat holds this version or a later one: a retried update.
-            with contextlib.suppress(self._conditional_failed):
-                self.client.put_item(
-                    TableName=self.table,
-                    Item=item,
-                    ConditionExpression="attribute_not_exists(pk) OR ver < :ver",
-                    ExpressionAttributeValues=version,
-                )
-            try:
-                self.client.delete_item(
-                    TableName=self.table,
-                    Key={"pk": {"S": _pk(old_chat)}},
-                    ConditionExpression="ver = :ver",
-                    ExpressionAttributeValues=version,
-                )
-                return
-            except self._conditional_failed:
-                continue
-        raise Conflict(f"chat {old_chat}: kept changing while it moved to {new_chat}")
+        # No transactions (dynalite has none), so: mark the old item as moving first, which
+        # refuses every later write to it (a move still made on the old chat id, by a hand's
+        # button, is refused and retried on the new one); then copy it, then delete it. Each
+        # step may be repeated: a retry finishes a move left half-done.
+        old_key, new_key = {"pk": {"S": _pk(old_chat)}}, {"pk": {"S": _pk(new_chat)}}
+        not_elsewhere = "(attribute_not_exists(mv) OR mv = :new)"
+        self.counts.writes += 1
+        try:
+            self.client.update_item(
+                TableName=self.table,
+                Key=old_key,
+                UpdateExpression="SET mv = :new",
+                ConditionExpression=f"attribute_exists(ver) AND {not_elsewhere}",
+                ExpressionAttributeValues={":new": {"N": str(new_chat)}},
+            )
+        except self._conditional_failed:
+            return  # nothing left under the old id: moved already
+        self.counts.reads += 1
+        item = self.client.get_item(TableName=self.table, Key=old_key, ConsistentRead=True).get(
+            "Item"
+        )
+        if item is None:
+            return  # another delivery of the migration finished it meanwhile
+        del item["mv"]
+        item.update(new_key)
+        self.counts.writes += 2
+        # Refused when the new chat holds this version or a later one: a retried move.
+        with contextlib.suppress(self._conditional_failed):
+            self.client.put_item(
+                TableName=self.table,
+                Item=item,
+                ConditionExpression="attribute_not_exists(pk) OR ver < :ver",
+                ExpressionAttributeValues={":ver": item["ver"]},
+            )
+        self.client.delete_item(TableName=self.table, Key=old_key)
 
 
 @dataclass
