@@ -10,7 +10,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine import Expire, Game, Join, MenteurError, Move, Phase, apply, open_table, settle
+from engine import (
+    Expire,
+    Game,
+    Join,
+    MenteurError,
+    Move,
+    Phase,
+    Stop,
+    apply,
+    open_table,
+    settle,
+)
 from engine.events import Event
 from handlers import callbacks, render, timing
 from handlers.callbacks import Kind, Press
@@ -134,16 +145,18 @@ class JoinLink:
         elif record.game.phase is not Phase.LOBBY:
             screen = Screen(t(record.lang, "refusal_already_started"))
         else:
-            link = join_link(self.bot_username, record.chat, record.game_no)
+            link = join_link(self.bot_username, record.chat, record.game_no, record.topic)
             button = Button(t(record.lang, "join_button"), url=link)
             screen = Screen(t(record.lang, "open_private"), ((button,),))
         return Decision(extra=[Send(self.reply_to, screen)])
 
 
-def join_link(bot_username: str, chat: int, game_no: int) -> str:
+def join_link(bot_username: str, chat: int, game_no: int, topic: int | None = None) -> str:
     """A deep link into the private chat, whose Start seats the user (Telegram forbids a bot to
-    write first to someone who never opened a chat with it)."""
-    return f"https://t.me/{bot_username}?start=j{chat}_{game_no}"
+    write first to someone who never opened a chat with it); it names the game's forum topic
+    when it is played in one."""
+    where = f"{chat}_{game_no}" if topic is None else f"{chat}_{game_no}_{topic}"
+    return f"https://t.me/{bot_username}?start=j{where}"
 
 
 @dataclass(frozen=True)
@@ -158,7 +171,9 @@ class Hand:
         if game is None or game.phase in (Phase.LOBBY, Phase.OVER) or self.user not in game.ids:
             return _refused(t(record.lang, "not_playing"), Why.NOT_PLAYING, self.reply_to)
         lang = record.lang_of(self.user)
-        screen = render.hand(game, self.user, record.chat, record.game_no, lang, now)
+        screen = render.hand(
+            game, self.user, record.chat, record.game_no, lang, now, topic=record.topic
+        )
         send = Send(self.user, screen, f"hand:{self.user}")
         return Decision(extra=[send], result=Result.RESENT)
 
@@ -194,7 +209,9 @@ class LanguagePrompt:
         buttons = tuple(
             Button(
                 t(code, "language_name"),
-                callbacks.encode(Press(Kind.LANGUAGE, record.chat, record.game_no, i)),
+                callbacks.encode(
+                    Press(Kind.LANGUAGE, record.chat, record.game_no, i, topic=record.topic)
+                ),
             )
             for i, code in enumerate(SUPPORTED)
         )
@@ -250,6 +267,24 @@ class Tick:
             return Decision(write=True, events=events, all_hands=True, result=result)
         result = Result.APPLIED if events else Result.NOTHING_DUE
         return Decision(write=bool(events), events=events, result=result)
+
+
+@dataclass(frozen=True)
+class Abandon:
+    """The group no longer takes the bot's messages (it removed the bot, or took its right to
+    send), or the game's forum topic was closed or deleted: the game ends at once, without a
+    winner (R18, on the table's behalf), and nothing more is sent there; hands say it ended."""
+
+    def decide(self, record: Record, now: float) -> Decision:
+        game = record.game
+        if game is None or game.phase is Phase.OVER:
+            return Decision(result=Result.NOTHING_DUE)
+        game, events = settle(game, now)  # a final play whose 45 seconds are over has won
+        if game.phase is not Phase.OVER:
+            game, more = apply(game, Stop(game.opener, admin=True), now)
+            events += more
+        record.game, record.note = game, None
+        return Decision(write=True, events=events, silent=True)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,8 @@ from handlers.text import language_of, t
 LOGGER = logging.getLogger("menteur")
 
 NAME_LENGTH = 32
-START_PAYLOAD = re.compile(r"j(-?\d{1,20})_(\d{1,9})")
+# j<chat>_<game>[_<forum topic>]
+START_PAYLOAD = re.compile(r"j(-?\d{1,20})_(\d{1,9})(?:_(\d{1,10}))?")
 
 
 def display_name(user: User) -> str:
@@ -53,23 +54,29 @@ class MenteurBot(Service):
             return ignored(Why.KIND)
         if message.migrate_to_chat_id:
             return await self.migrate(message.chat.id, message.migrate_to_chat_id)
+        if message.forum_topic_closed is not None:
+            # Closed by its admins: the game played in the topic ends now (a closed topic
+            # refuses the bot's messages; a deleted one is met when sending there).
+            return await self.abandon(message.chat.id, topic_of(message), update.update_id)
         if message.from_user is None or not message.text or not message.text.startswith("/"):
             return ignored(Why.NOT_A_COMMAND, message.chat.id)
         return await self._command(update.update_id, message, message.from_user)
 
-    async def tick(self, chat: int, at: float | None = None) -> Outcome:
-        """The timer's look at one chat: the deadline, computer players, an idle game.
+    async def tick(self, chat: int, at: float | None = None, topic: int | None = None) -> Outcome:
+        """The timer's look at one chat (or forum topic): the deadline, computer players, an
+        idle game, a redraw owed.
 
         `at` is the time the timer was set for, when it was set for one.
         """
-        outcome = await self.transact(chat, None, acts.Tick(self.idle_expiry), action="timer")
+        tick = acts.Tick(self.idle_expiry)
+        outcome = await self.transact(chat, None, tick, topic=topic, action="timer")
         now = self.clock()
         due = outcome.due
         # Delivered before its second (clocks differ by a little): set it again. A timer set
         # for an older `due` is stale instead: the one set for the new `due` will come.
         early = outcome.result is Result.NOTHING_DUE and due is not None and due > now
         if early and due is not None and at is not None and abs(due - at) < 0.001:
-            self.schedule(chat, due, now)
+            self.schedule(chat, due, now, topic)
         return outcome
 
     # --- buttons -----------------------------------------------------------------------------
@@ -80,7 +87,7 @@ class MenteurBot(Service):
         origin = query.message.chat.id if query.message is not None else None
         try:
             press = callbacks.decode(query.data)
-            if not _from_right_chat(press, origin, user.id):
+            if not _from_right_chat(press, origin, user.id, _origin_topic(query)):
                 raise BadCallback("pressed in another chat")
         except BadCallback as e:
             LOGGER.info("refused callback data: %s", e)
@@ -92,13 +99,14 @@ class MenteurBot(Service):
             case Kind.TOGGLE:
                 return await self._toggle(query, press, lang)
             case Kind.JOIN:
-                link = acts.join_link(await telegram_io.username(self.bot), press.chat, press.game)
+                username = await telegram_io.username(self.bot)
+                link = acts.join_link(username, press.chat, press.game, press.topic)
                 joined = Outcome(Via.PRESS, Result.APPLIED, action="join")
                 return await self._answer(joined, Answer(query.id, url=link))
             case Kind.LANGUAGE:
                 act = acts.SetLanguage(press.number)
                 return await self.transact(
-                    press.chat, update_id, act, query=query, action="language"
+                    press.chat, update_id, act, topic=press.topic, query=query, action="language"
                 )
             case Kind.LEAVE:
                 move = Leave(user.id)
@@ -112,7 +120,7 @@ class MenteurBot(Service):
                 move = Play(user.id, press.cards, press.number)
         act = acts.PlayerMove(move, press.game, lang)
         return await self.transact(
-            press.chat, update_id, act, query=query, action=type(move).__name__
+            press.chat, update_id, act, topic=press.topic, query=query, action=type(move).__name__
         )
 
     async def _toggle(self, query: CallbackQuery, press: Press, lang: str) -> Outcome:
@@ -173,7 +181,8 @@ class MenteurBot(Service):
                 act = acts.Say("help_group", chat)
             case _:
                 return ignored(Why.UNKNOWN_COMMAND, chat)
-        return await self.transact(chat, update_id, act, action=name)
+        # In a group with forum topics, each topic has its game (the General topic too).
+        return await self.transact(chat, update_id, act, topic=topic_of(message), action=name)
 
     async def _private_command(
         self, update_id: int, name: str, argument: str, message: Message, user: User
@@ -181,8 +190,9 @@ class MenteurBot(Service):
         lang = language_of(user.language_code)
         if name == "start" and (found := START_PAYLOAD.fullmatch(argument)):
             chat, game_no = int(found[1]), int(found[2])
+            topic = int(found[3]) if found[3] else None
             act = acts.Seat(user.id, display_name(user), game_no, lang)
-            return await self.transact(chat, update_id, act, action="seat")
+            return await self.transact(chat, update_id, act, topic=topic, action="seat")
         key = {"rules": "rules", "help": "help_private", "start": "help_private"}.get(
             name, "not_in_group"
         )
@@ -190,6 +200,18 @@ class MenteurBot(Service):
         outcome = Outcome(Via.COMMAND, Result.APPLIED, chat=message.chat.id, action=name)
         outcome.telegram_requests = (await telegram_io.deliver(self.bot, [reply])).requests
         return outcome
+
+
+def topic_of(message: Message) -> int | None:
+    """The forum topic a group message belongs to, or None (a group without topics, or a
+    forum's General topic). A reply in a group without topics carries a `message_thread_id`
+    too, the replied-to message's: only `is_topic_message` says it is a topic."""
+    return message.message_thread_id if message.is_topic_message else None
+
+
+def _origin_topic(query: CallbackQuery) -> int | None:
+    message = query.message
+    return topic_of(message) if isinstance(message, Message) else None
 
 
 def _well_typed(update: Update) -> bool:
@@ -215,6 +237,9 @@ def _well_typed(update: Update) -> bool:
         and (message.migrate_to_chat_id is None or is_id(message.migrate_to_chat_id))
     ):
         return False
+    messages = [m for m in (message, query.message if query else None) if isinstance(m, Message)]
+    if not all(m.message_thread_id is None or is_id(m.message_thread_id) for m in messages):
+        return False
     users = [x.from_user for x in (query, message) if x is not None and x.from_user is not None]
     chats = [m for m in (message, query.message if query else None) if m is not None]
     names_ok = all(is_text(u.first_name, optional=False) and is_text(u.last_name) for u in users)
@@ -226,10 +251,12 @@ def _well_typed(update: Update) -> bool:
     )
 
 
-def _from_right_chat(press: Press, origin: int | None, user: int) -> bool:
-    """Group buttons live in the game's group; hand buttons in the presser's own chat."""
+def _from_right_chat(press: Press, origin: int | None, user: int, topic: int | None) -> bool:
+    """Group buttons live in the game's group (and forum topic: a message that says which topic
+    it is in must be in the game's); hand buttons in the presser's own chat."""
     if press.kind in (Kind.TOGGLE, Kind.PLAY):
         return origin == user
+    in_group = origin == press.chat and (topic is None or topic == press.topic)
     if press.kind is Kind.SHOUT:
-        return origin in (press.chat, user)
-    return origin == press.chat
+        return in_group or origin == user
+    return in_group

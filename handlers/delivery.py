@@ -7,6 +7,8 @@ private hands the move changed are edited. Sending them is `handlers.telegram_io
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from engine import Game, Phase
 from handlers import moments, render
 from handlers.outcomes import Decision, Result
@@ -27,11 +29,15 @@ def plan_sends(record: Record, decision: Decision, now: float) -> tuple[list[Scr
     times are written with the action (`record.sends`)."""
     game = record.game
     told: list[Screen] = []
+    if decision.silent:
+        return told, 0
     if game is not None and decision.events:
         note = moments.note(decision.events, game, record.lang)
         if note is not None:
             record.note = note
-        told = moments.moments(decision.events, game, record.chat, record.game_no, record.lang, now)
+        told = moments.moments(
+            decision.events, game, record.chat, record.game_no, record.lang, now, topic=record.topic
+        )
     first_table = game is not None and record.table_msg is None
     first_table = first_table and (decision.write or decision.table_again)
     again = decision.table_again and record.table_msg is not None
@@ -59,22 +65,30 @@ def group_room(record: Record, now: float) -> int:
 def screens(
     before: Game | None, record: Record, decision: Decision, told: list[Screen], now: float
 ) -> list[Request]:
-    """Every request the decision owes: its extras, the table, the moments, the hands."""
-    requests: list[Request] = list(decision.extra)
+    """Every request the decision owes: its extras, the table, the moments, the hands. Every
+    message into the group goes to the game's forum topic, if it is played in one; none goes
+    there at all once the group (or the topic) is closed to the bot."""
+    chat, game_no, thread = record.chat, record.game_no, record.topic
+    requests: list[Request] = [
+        replace(r, thread=thread) if isinstance(r, Send) and r.chat_id == chat else r
+        for r in decision.extra
+    ]
     game = record.game
     duplicate = decision.result is Result.DUPLICATE
     if game is None or not (decision.write or decision.table_again or duplicate):
         return requests
-    chat, game_no = record.chat, record.game_no
-    table = render.table(game, chat, game_no, record.lang, now, record.note)
+    if decision.silent:
+        requests = [r for r in requests if getattr(r, "chat_id", None) != chat]
+        return requests + hand_requests(record, changed_hands(before, record, now))
+    table = render.table(game, chat, game_no, record.lang, now, record.note, topic=thread)
     if record.table_msg is None or decision.table_again:
-        requests.append(Send(chat, table, "table"))
+        requests.append(Send(chat, table, "table", thread))
         if record.table_msg is not None:
             # The old table keeps its buttons unless the new one arrives.
             requests.append(EditButtons(chat, record.table_msg, (), after="table"))
     else:
-        requests.append(Edit(chat, record.table_msg, table, "table"))
-    requests += [Send(chat, screen, "final" if screen.buttons else None) for screen in told]
+        requests.append(Edit(chat, record.table_msg, table, "table", thread))
+    requests += [Send(chat, screen, "final" if screen.buttons else None, thread) for screen in told]
     # The final play is settled: its buttons go. A retried update or a redraw cannot tell
     # whether the first delivery took them off, so it does again ("not modified" is success).
     settled = before is not None and before.phase is Phase.DECIDE
@@ -112,7 +126,10 @@ def changed_hands(before: Game | None, record: Record, now: float) -> dict[int, 
     drawn = hand_screens(record, touched & humans, now)
     for player, screen in list(drawn.items()):
         lang = record.lang_of(player)
-        if render.hand(before, player, record.chat, record.game_no, lang, now) == screen:
+        drawn_before = render.hand(
+            before, player, record.chat, record.game_no, lang, now, topic=record.topic
+        )
+        if drawn_before == screen:
             del drawn[player]
     return drawn
 
@@ -123,7 +140,9 @@ def hand_screens(record: Record, players: set[int], now: float) -> dict[int, Scr
     if game is None or game.phase is Phase.LOBBY:
         return {}
     return {
-        p: render.hand(game, p, record.chat, record.game_no, record.lang_of(p), now)
+        p: render.hand(
+            game, p, record.chat, record.game_no, record.lang_of(p), now, topic=record.topic
+        )
         for p in players
         if p > 0 and p in game.ids
     }

@@ -51,20 +51,30 @@ def _dots(bullets: int) -> str:
     return "●" * bullets + "○" * (BULLETS - bullets)
 
 
-def press_data(kind: Kind, chat: int, game_no: int, number: int = 0) -> str:
-    return encode(Press(kind, chat, game_no, number))
+def press_data(
+    kind: Kind, chat: int, game_no: int, number: int = 0, topic: int | None = None
+) -> str:
+    return encode(Press(kind, chat, game_no, number, topic=topic))
 
 
 # --- the table: one group message, edited in place -------------------------------------------
 
 
 def table(  # noqa: PLR0917 - the bot's one call shape for every screen
-    game: Game, chat: int, game_no: int, lang: str, now: float, note: str | None = None
+    game: Game,
+    chat: int,
+    game_no: int,
+    lang: str,
+    now: float,
+    note: str | None = None,
+    *,
+    topic: int | None = None,
 ) -> Screen:
-    """The group's table: the lobby, the running game (UI.md), or the end and its ranking."""
+    """The group's table: the lobby, the running game (UI.md), or the end and its ranking.
+    `topic`: the forum topic the game is played in, which its buttons name."""
     v = view(game, None, now)
     if v.phase is Phase.LOBBY:
-        return _lobby(v, chat, game_no, lang, note)
+        return _lobby(v, chat, game_no, lang, note, topic)
     if v.phase is Phase.OVER:
         return _over(game, v, lang, note)
     lines = [
@@ -93,13 +103,17 @@ def table(  # noqa: PLR0917 - the bot's one call shape for every screen
         lines.append(tn(lang, "decide_line", seconds, player=player, decider=decider))
     buttons: list[Button] = []
     if v.shout_open:
-        buttons.append(Button(t(lang, "btn_liar"), press_data(Kind.SHOUT, chat, game_no, v.plays)))
+        data = press_data(Kind.SHOUT, chat, game_no, v.plays, topic)
+        buttons.append(Button(t(lang, "btn_liar"), data))
     if final is not None and (v.deadline is None or now < v.deadline):
-        buttons.append(Button(t(lang, "btn_stand"), press_data(Kind.STAND, chat, game_no, v.plays)))
+        data = press_data(Kind.STAND, chat, game_no, v.plays, topic)
+        buttons.append(Button(t(lang, "btn_stand"), data))
     return Screen(block(lang, lines), (tuple(buttons),) if buttons else ())
 
 
-def _lobby(v: View, chat: int, game_no: int, lang: str, note: str | None) -> Screen:
+def _lobby(  # noqa: PLR0917 - the table's own arguments
+    v: View, chat: int, game_no: int, lang: str, note: str | None, topic: int | None
+) -> Screen:
     lines = [t(lang, "title_lobby"), t(lang, "lobby_limits"), ""]
     if v.seats:
         lines.append(tn(lang, "lobby_players", len(v.seats)))
@@ -109,11 +123,12 @@ def _lobby(v: View, chat: int, game_no: int, lang: str, note: str | None) -> Scr
     if note:
         lines += ["", note]
     buttons = [
-        Button(t(lang, "btn_join"), press_data(Kind.JOIN, chat, game_no)),
-        Button(t(lang, "btn_leave"), press_data(Kind.LEAVE, chat, game_no)),
+        Button(t(lang, "btn_join"), press_data(Kind.JOIN, chat, game_no, topic=topic)),
+        Button(t(lang, "btn_leave"), press_data(Kind.LEAVE, chat, game_no, topic=topic)),
     ]
     if MIN_PLAYERS <= len(v.seats) <= MAX_PLAYERS:
-        buttons.append(Button(t(lang, "btn_start"), press_data(Kind.START, chat, game_no)))
+        start = press_data(Kind.START, chat, game_no, topic=topic)
+        buttons.append(Button(t(lang, "btn_start"), start))
     return Screen(block(lang, lines), (tuple(buttons),))
 
 
@@ -146,7 +161,15 @@ def ranking_lines(v: View, ranking: Sequence[int], lang: str) -> list[str]:
 
 
 def hand(  # noqa: PLR0917 - the bot's one call shape for every screen
-    game: Game, player: int, chat: int, game_no: int, lang: str, now: float, selection: int = 0
+    game: Game,
+    player: int,
+    chat: int,
+    game_no: int,
+    lang: str,
+    now: float,
+    selection: int = 0,
+    *,
+    topic: int | None = None,
 ) -> Screen:
     """`player`'s own hand: their cards as toggle buttons, Play and Liar! when they may."""
     v = view(game, player, now)
@@ -174,6 +197,7 @@ def hand(  # noqa: PLR0917 - the bot's one call shape for every screen
         selection=selection,
         rank=v.rank if v.can_play else NO_RANK,
         shout=v.can_play and v.can_shout,
+        topic=topic,
     )
     return Screen(block(lang, lines), keyboard)
 
@@ -209,6 +233,7 @@ def hand_buttons(press: Press, lang: str) -> Keyboard:
         selection=press.cards,
         rank=press.rank,
         shout=press.shout,
+        topic=press.topic,
     )
 
 
@@ -222,6 +247,7 @@ def _hand_keyboard(
     selection: int,
     rank: int,
     shout: bool,
+    topic: int | None = None,
 ) -> Keyboard:
     """Toggles in rank order, rows of `ROW`; Play N × RANK when `rank` is set and 1-4 are
     selected; Liar! when `shout`. Each toggle carries all of this for the next redraw."""
@@ -231,9 +257,10 @@ def _hand_keyboard(
     toggle_number = number if rank != NO_RANK else 0
     # Every toggle's data differs only in the selection it sets: spell the rest once (the
     # hand is redrawn for each move, up to 51 cards at a time).
-    spell = toggles(
-        Press(Kind.TOGGLE, chat, game_no, toggle_number, hand=held, rank=rank, shout=shout)
+    toggle = Press(
+        Kind.TOGGLE, chat, game_no, toggle_number, hand=held, rank=rank, shout=shout, topic=topic
     )
+    spell = toggles(toggle)
     buttons = [
         Button(
             ("✓" if selection >> card & 1 else "") + card_name(card), spell(selection ^ 1 << card)
@@ -245,10 +272,11 @@ def _hand_keyboard(
     chosen = count(selection)
     if rank != NO_RANK and 1 <= chosen <= MAX_PLAY:
         label = t(lang, "btn_play", n=chosen, rank=RANKS[rank])
-        data = encode(Press(Kind.PLAY, chat, game_no, number, cards=selection))
+        data = encode(Press(Kind.PLAY, chat, game_no, number, cards=selection, topic=topic))
         actions.append(Button(label, data))
     if shout:
-        actions.append(Button(t(lang, "btn_liar"), press_data(Kind.SHOUT, chat, game_no, number)))
+        data = press_data(Kind.SHOUT, chat, game_no, number, topic)
+        actions.append(Button(t(lang, "btn_liar"), data))
     if actions:
         rows.append(tuple(actions))
     return tuple(rows)

@@ -32,22 +32,25 @@ class Screen:
 @dataclass(frozen=True, slots=True)
 class Send:
     """A new message. `remember` names it ("table", "final", "hand:<user>") when its id must
-    be kept to edit it later."""
+    be kept to edit it later; `thread` is the forum topic it goes to (None: the chat itself, or
+    a forum's General topic)."""
 
     chat_id: int
     screen: Screen
     remember: str | None = None
+    thread: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Edit:
     """Replace a message's text and buttons. If the message is gone (deleted by a user), a new
-    one is sent instead and remembered under `remember`."""
+    one is sent instead (into the forum topic `thread`) and remembered under `remember`."""
 
     chat_id: int
     message_id: int
     screen: Screen
     remember: str | None = None
+    thread: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from telegram import CallbackQuery
 
 from engine import Game
 from handlers import delivery, telegram_io, timing
-from handlers.acts import Redraw
+from handlers.acts import Abandon, Redraw
 from handlers.outcomes import Act, Decision, Outcome, Result, Via
 from handlers.screens import Answer, Request, Screen, Send
 from handlers.store import Conflict, Record, Store
@@ -60,8 +60,8 @@ class _Written:
 
 
 class Timers(Protocol):
-    def schedule(self, chat: int, at: float, now: float) -> None:
-        """Have the timer look at `chat` at `at` (seconds), give or take a second."""
+    def schedule(self, chat: int, at: float, now: float, topic: int | None = None) -> None:
+        """Have the timer look at `chat` (its forum `topic`) at `at` seconds, give or take one."""
         ...
 
 
@@ -101,30 +101,32 @@ class Service:
         update_id: int | None,
         act: Act,
         *,
+        topic: int | None = None,
         query: CallbackQuery | None = None,
         action: str = "",
         via: Via | None = None,
     ) -> Outcome:
-        """Decide `act` on the chat's record and commit it (see the module's docstring).
+        """Decide `act` on the record of the chat (of its forum `topic`, for a game played in
+        one) and commit it (see the module's docstring).
 
         `update_id` (None for the timer) makes a repeated update a duplicate; `query` is the
         button press to answer, with the refusal if any.
         """
         if via is None:
             via = Via.PRESS if query else (Via.TIMER if update_id is None else Via.COMMAND)
-        outcome = Outcome(via, chat=chat, action=action)
+        outcome = Outcome(via, chat=chat, action=action, topic=topic)
         refused: _Written | None = None  # the last attempt, when its write was refused
         for attempt in range(MAX_ATTEMPTS):
             moments: list[Screen] = []
             now = self.clock()
-            record = self.store.load(chat)
+            record = self.store.load(chat, topic)
             if refused is not None and refused.landed(record):
                 # The write did land: its answer was lost, and the store client's own retry met
                 # the version check. That attempt committed, and announces its moments.
                 outcome.conflicts -= 1
                 decision, moments, before = refused.decision, refused.moments, refused.before
                 if record.due is not None and record.due != refused.previous_due:
-                    self.schedule(chat, record.due, now)
+                    self.schedule(chat, record.due, now, topic)
                 break
             if record.moving is not None:
                 # The group became a supergroup while this update was on its way: finish the
@@ -158,7 +160,9 @@ class Service:
                 await self.sleep(self.rng.uniform(0.005, 0.02) * (attempt + 1))
                 continue
             if record.due is not None and record.due != previous_due:
-                self.schedule(chat, record.due, now)
+                self.schedule(chat, record.due, now, topic)
+            if decision.new_game and topic is not None:
+                self._add_topic(record)
             break
         else:
             raise Busy(f"chat {chat}: {MAX_ATTEMPTS} conflicting writes in a row")
@@ -174,27 +178,45 @@ class Service:
         sent = await telegram_io.deliver(self.bot, requests)
         outcome.telegram_requests = sent.requests
         await self._learn(record, decision, sent)
-        if sent.owed is not None and record.version > 0:
-            self.owe(chat, self.clock() + sent.owed)
+        if (chat, topic) in sent.topics_gone or chat in sent.kicked:
+            # The group (or the game's topic) refuses the bot now: the game ends at once, and
+            # nothing more is sent there, so nothing more can fail there.
+            await self.abandon(chat, topic)
+        elif sent.owed is not None and record.version > 0:
+            self.owe(chat, self.clock() + sent.owed, topic)
         return outcome
 
-    def owe(self, chat: int, at: float) -> None:
+    async def abandon(self, chat: int, topic: int | None, update_id: int | None = None) -> Outcome:
+        """End the game of a chat (or topic) that no longer takes the bot's messages."""
+        return await self.transact(
+            chat, update_id, Abandon(), topic=topic, action="abandon", via=Via.REMOVED
+        )
+
+    def _add_topic(self, record: Record) -> None:
+        """Bookkeeping after the commit: logged, never raised."""
+        assert record.topic is not None
+        try:
+            self.store.add_topic(record.chat, record.topic, record.expires)
+        except Exception:
+            LOGGER.warning("could not keep topic %s of chat %s", record.topic, record.chat)
+
+    def owe(self, chat: int, at: float, topic: int | None = None) -> None:
         """Telegram made screens wait longer than a handler may: the timer draws the table and
         every hand again at `at`, from the game stored then. Logged, never raised (the move is
         committed); a later update draws what changed meanwhile anyway."""
         try:
-            self.store.owe(chat, at)
+            self.store.owe(chat, at, topic)
         except Exception:
             LOGGER.warning("could not mark chat %s for a redraw", chat, exc_info=True)
             return
-        self.schedule(chat, at, self.clock())
+        self.schedule(chat, at, self.clock(), topic)
 
-    def schedule(self, chat: int, due: float, now: float) -> None:
+    def schedule(self, chat: int, due: float, now: float, topic: int | None = None) -> None:
         """Set the chat's timer; a failure is logged, never raised (the move is committed)."""
         if self.timers is None:
             return
         try:
-            self.timers.schedule(chat, due, now)
+            self.timers.schedule(chat, due, now, topic)
         except Exception:
             # Raising would answer 500, and Telegram's retry would be a duplicate that never
             # sends this move's messages. The minute sweep of `due` fires the game anyway.
@@ -217,6 +239,7 @@ class Service:
             self.store.remember(
                 record.chat,
                 record.game_no,
+                topic=record.topic,
                 table=remembered.get("table"),
                 final=remembered.get("final"),
                 hands=hands,
@@ -234,7 +257,11 @@ class Service:
         if newly_unreachable and record.game is not None and room > 0:
             names = dict(zip(record.game.ids, record.game.names, strict=True))
             notices: list[Request] = [
-                Send(record.chat, Screen(t(record.lang, "unreachable", name=names[p])))
+                Send(
+                    record.chat,
+                    Screen(t(record.lang, "unreachable", name=names[p])),
+                    thread=record.topic,
+                )
                 for p in sorted(newly_unreachable)[:room]
             ]
             await telegram_io.deliver(self.bot, notices)

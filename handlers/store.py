@@ -1,4 +1,5 @@
-"""Where a chat's game lives: one item per group chat, read once and written once per action.
+"""Where a chat's game lives: one item per group chat (per forum topic in a group with topics),
+read once and written once per action.
 
 `Store` is the port; `DynamoStore` the adapter (one consistent GetItem, one UpdateItem
 conditional on the version) and `MemoryStore` the fake with the same semantics. The game and
@@ -29,9 +30,10 @@ class Conflict(Exception):
 
 @dataclass
 class Record:
-    """Everything the bot keeps about one group chat."""
+    """Everything the bot keeps about one group chat, or one forum topic of it."""
 
     chat: int
+    topic: int | None = None  # the forum topic (`message_thread_id`); None: the chat itself
     version: int = 0  # 0: never written
     game: Game | None = None
     game_no: int = 0  # counts the chat's games: a button from an earlier game is refused
@@ -110,8 +112,9 @@ class Counts:
 class Store(Protocol):
     counts: Counts
 
-    def load(self, chat: int) -> Record:
-        """The chat's record, read consistently; a new, unsaved one if there is none."""
+    def load(self, chat: int, topic: int | None = None) -> Record:
+        """The record of the chat (or of its forum topic), read consistently; a new, unsaved
+        one if there is none."""
         ...
 
     def save(self, record: Record, *, new_game: bool = False) -> Record:
@@ -124,6 +127,7 @@ class Store(Protocol):
         chat: int,
         game_no: int,
         *,
+        topic: int | None = None,
         table: int | None = None,
         final: int | None = None,
         hands: dict[int, int] | None = None,
@@ -134,14 +138,23 @@ class Store(Protocol):
         to another game) and which players' private chats refuse or accept the bot."""
         ...
 
-    def owe(self, chat: int, at: float) -> None:
+    def owe(self, chat: int, at: float, topic: int | None = None) -> None:
         """The chat's screens are to be drawn again at `at` (a flood limit outlasted the
         handler): marked outside the versioned document, the latest mark kept, and `due` moved
         earlier if need be so that the sweep finds it."""
         ...
 
-    def due(self, now: float, limit: int = 100) -> list[int]:
-        """Chats whose timer is due at `now`: the safety-net sweep's reading."""
+    def due(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:
+        """Chats (and topics) whose timer is due at `now`: the safety-net sweep's reading."""
+        ...
+
+    def add_topic(self, chat: int, topic: int, expires: int | None) -> None:
+        """A game was opened in a forum topic of `chat`: kept, so that whatever ends every game
+        of the chat (the bot removed from it) finds that one."""
+        ...
+
+    def topics(self, chat: int) -> list[int]:
+        """The forum topics of `chat` in which games were opened."""
         ...
 
     def move(self, old_chat: int, new_chat: int) -> None:
@@ -150,12 +163,17 @@ class Store(Protocol):
         ...
 
 
-def _pk(chat: int) -> str:
-    return f"chat#{chat}"
+def _pk(chat: int, topic: int | None = None) -> str:
+    return f"chat#{chat}" if topic is None else f"chat#{chat}#{topic}"
 
 
-def _chat_of(pk: str) -> int:
-    return int(pk.removeprefix("chat#"))
+def _place_of(pk: str) -> tuple[int, int | None]:
+    chat, _, topic = pk.removeprefix("chat#").partition("#")
+    return int(chat), int(topic) if topic else None
+
+
+def _topics_pk(chat: int) -> str:
+    return f"topics#{chat}"
 
 
 class DynamoStore:
@@ -168,12 +186,12 @@ class DynamoStore:
         errors = client.exceptions
         self._conditional_failed = errors.ConditionalCheckFailedException
 
-    def load(self, chat: int) -> Record:
+    def load(self, chat: int, topic: int | None = None) -> Record:
         self.counts.reads += 1
         item = self.client.get_item(
-            TableName=self.table, Key={"pk": {"S": _pk(chat)}}, ConsistentRead=True
+            TableName=self.table, Key={"pk": {"S": _pk(chat, topic)}}, ConsistentRead=True
         ).get("Item")
-        record = Record(chat)
+        record = Record(chat, topic)
         if item is None:
             return record
         record.version = int(item["ver"]["N"])
@@ -230,7 +248,7 @@ class DynamoStore:
         try:
             self.client.update_item(
                 TableName=self.table,
-                Key={"pk": {"S": _pk(record.chat)}},
+                Key={"pk": {"S": _pk(record.chat, record.topic)}},
                 UpdateExpression=expression,
                 ConditionExpression=condition,
                 ExpressionAttributeNames={"#shard": "shard"},  # a reserved word in DynamoDB
@@ -245,8 +263,8 @@ class DynamoStore:
             record.hand_msgs = {}
         return record
 
-    def owe(self, chat: int, at: float) -> None:
-        key = {"pk": {"S": _pk(chat)}}
+    def owe(self, chat: int, at: float, topic: int | None = None) -> None:
+        key = {"pk": {"S": _pk(chat, topic)}}
         at_ms = {"N": str(round(at * 1000))}
         later = "attribute_exists(ver) AND (attribute_not_exists(ow) OR ow < :at)"
         # The mark, and `due` if it was later (or unset); else the mark alone; else a later mark
@@ -278,6 +296,7 @@ class DynamoStore:
         chat: int,
         game_no: int,
         *,
+        topic: int | None = None,
         table: int | None = None,
         final: int | None = None,
         hands: dict[int, int] | None = None,
@@ -312,14 +331,14 @@ class DynamoStore:
         with contextlib.suppress(self._conditional_failed):
             self.client.update_item(
                 TableName=self.table,
-                Key={"pk": {"S": _pk(chat)}},
+                Key={"pk": {"S": _pk(chat, topic)}},
                 UpdateExpression=expression.strip(),
                 ConditionExpression="gn = :gn",
                 ExpressionAttributeValues=values,
                 **({"ExpressionAttributeNames": names} if names else {}),
             )
 
-    def due(self, now: float, limit: int = 100) -> list[int]:
+    def due(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:
         self.counts.reads += 1
         found = self.client.query(
             TableName=self.table,
@@ -332,7 +351,27 @@ class DynamoStore:
             },
             Limit=limit,
         )
-        return [_chat_of(item["pk"]["S"]) for item in found.get("Items", [])]
+        return [_place_of(item["pk"]["S"]) for item in found.get("Items", [])]
+
+    def add_topic(self, chat: int, topic: int, expires: int | None) -> None:
+        self.counts.writes += 1
+        values: dict[str, Any] = {":t": {"NS": [str(topic)]}}
+        sets = ""
+        if expires is not None:
+            sets, values[":exp"] = "SET expires = :exp ", {"N": str(expires)}
+        self.client.update_item(
+            TableName=self.table,
+            Key={"pk": {"S": _topics_pk(chat)}},
+            UpdateExpression=f"{sets}ADD ts :t",
+            ExpressionAttributeValues=values,
+        )
+
+    def topics(self, chat: int) -> list[int]:
+        self.counts.reads += 1
+        item = self.client.get_item(
+            TableName=self.table, Key={"pk": {"S": _topics_pk(chat)}}, ConsistentRead=True
+        ).get("Item", {})
+        return sorted(int(n) for n in item.get("ts", {}).get("NS", []))
 
     def move(self, old_chat: int, new_chat: int) -> None:
         # No transactions (dynalite has none), so: mark the old item as moving first, which
@@ -391,15 +430,16 @@ class MemoryStore:
     """The in-memory fake: the same conditional semantics, atomic under threads."""
 
     def __init__(self) -> None:
-        self.items: dict[int, _Stored] = {}
+        self.items: dict[tuple[int, int | None], _Stored] = {}
+        self.forum_topics: dict[int, set[int]] = {}
         self.counts = Counts()
         self._lock = threading.Lock()
 
-    def load(self, chat: int) -> Record:
+    def load(self, chat: int, topic: int | None = None) -> Record:
         with self._lock:
             self.counts.reads += 1
-            stored = self.items.get(chat)
-            record = Record(chat)
+            stored = self.items.get((chat, topic))
+            record = Record(chat, topic)
             if stored is None:
                 return record
             record.version = stored.version
@@ -414,7 +454,8 @@ class MemoryStore:
     def save(self, record: Record, *, new_game: bool = False) -> Record:
         with self._lock:
             self.counts.writes += 1
-            stored = self.items.get(record.chat)
+            place = (record.chat, record.topic)
+            stored = self.items.get(place)
             if (stored.version if stored else 0) != record.version:
                 raise Conflict(record.chat)
             owed = stored.owed if stored else None
@@ -434,7 +475,7 @@ class MemoryStore:
                 kept.unreachable = stored.unreachable
                 if not new_game:
                     kept.table, kept.final, kept.hands = stored.table, stored.final, stored.hands
-            self.items[record.chat] = kept
+            self.items[place] = kept
         record.version += 1
         record.redrawn = None
         if new_game:
@@ -442,11 +483,11 @@ class MemoryStore:
             record.hand_msgs = {}
         return record
 
-    def owe(self, chat: int, at: float) -> None:
+    def owe(self, chat: int, at: float, topic: int | None = None) -> None:
         at = round(at * 1000) / 1000  # stored to the millisecond, as in DynamoDB
         with self._lock:
             self.counts.writes += 1
-            stored = self.items.get(chat)
+            stored = self.items.get((chat, topic))
             if stored is None or (stored.owed is not None and stored.owed >= at):
                 return
             stored.owed = at
@@ -458,6 +499,7 @@ class MemoryStore:
         chat: int,
         game_no: int,
         *,
+        topic: int | None = None,
         table: int | None = None,
         final: int | None = None,
         hands: dict[int, int] | None = None,
@@ -468,7 +510,7 @@ class MemoryStore:
             return
         with self._lock:
             self.counts.writes += 1
-            stored = self.items.get(chat)
+            stored = self.items.get((chat, topic))
             if stored is None or stored.game_no != game_no:
                 return
             if table is not None:
@@ -479,19 +521,32 @@ class MemoryStore:
             stored.unreachable |= unreachable or set()
             stored.unreachable -= reachable or set()
 
-    def due(self, now: float, limit: int = 100) -> list[int]:
+    def due(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:
         with self._lock:
             self.counts.reads += 1
             ready = [
-                (s.due, c) for c, s in self.items.items() if s.due is not None and s.due <= now
+                (s.due, (c, t))
+                for (c, t), s in self.items.items()
+                if s.due is not None and s.due <= now
             ]
-            return [chat for _, chat in sorted(ready)[:limit]]
+            return [place for _, place in sorted(ready, key=lambda r: r[0])[:limit]]
+
+    def add_topic(self, chat: int, topic: int, expires: int | None) -> None:
+        with self._lock:
+            self.counts.writes += 1
+            self.forum_topics.setdefault(chat, set()).add(topic)
+
+    def topics(self, chat: int) -> list[int]:
+        with self._lock:
+            self.counts.reads += 1
+            return sorted(self.forum_topics.get(chat, ()))
 
     def move(self, old_chat: int, new_chat: int) -> None:
+        old, new = (old_chat, None), (new_chat, None)  # a basic group has no topics
         with self._lock:
-            if old_chat not in self.items:
+            if old not in self.items:
                 return
-            copy = self.items.get(new_chat)
-            if copy is None or copy.version < self.items[old_chat].version:
-                self.items[new_chat] = self.items[old_chat]
-            del self.items[old_chat]
+            copy = self.items.get(new)
+            if copy is None or copy.version < self.items[old].version:
+                self.items[new] = self.items[old]
+            del self.items[old]

@@ -54,6 +54,8 @@ _MESSAGE_GONE = (
     "message can't be edited",
     "message to delete not found",
 )
+# A forum topic closed, or deleted (Telegram has answered both ways for a deleted one).
+_TOPIC_GONE = ("topic_closed", "topic_deleted", "message thread not found")
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -115,6 +117,8 @@ class Delivery:
     kicked: set[int] = field(default_factory=set)
     #: Old chat id -> new supergroup id.
     migrated: dict[int, int] = field(default_factory=dict)
+    #: (group, forum topic) whose topic was closed or deleted: nothing more can be sent there.
+    topics_gone: set[tuple[int, int]] = field(default_factory=set)
     #: Short descriptions of the requests given up.
     failed: list[str] = field(default_factory=list)
     #: Seconds after which the screens given up on a flood limit (the longest `retry_after`) or
@@ -163,7 +167,8 @@ class _Courier:
         for request in queue:
             # A migration seen earlier in the batch redirects the rest of the chat's requests.
             chat = self.delivery.migrated.get(chat, chat)
-            if chat in self.delivery.unreachable or chat in self.delivery.kicked:
+            gone = any(c == chat for c, _ in self.delivery.topics_gone)
+            if chat in self.delivery.unreachable or chat in self.delivery.kicked or gone:
                 self._give_up(request, "chat unreachable")  # no point asking again
                 continue
             if _waits_in_vain(request, self.delivery):
@@ -188,16 +193,17 @@ class _Courier:
     async def _call(self, request: Request) -> None:
         bot = self.bot
         match request:
-            case Send(chat_id, screen, remember):
+            case Send(chat_id, screen, remember, thread):
                 message = await bot.send_message(
                     chat_id,
                     screen.text,
                     reply_markup=_markup(screen.buttons),
                     link_preview_options=_NO_PREVIEW,
+                    message_thread_id=thread,
                 )
                 if remember is not None:
                     self.delivery.remembered[remember] = message.message_id
-            case Edit(chat_id, message_id, screen, _):
+            case Edit(chat_id, message_id, screen, _, _):
                 # Without reply_markup Telegram removes the keyboard: what a screen with no
                 # buttons means.
                 await bot.edit_message_text(
@@ -226,13 +232,20 @@ class _Courier:
         match error:
             case BadRequest() if _NOT_MODIFIED in description:
                 return None  # the message already reads this way
+            case BadRequest() if (
+                isinstance(request, Send)
+                and request.thread is not None
+                and any(gone in description for gone in _TOPIC_GONE)
+            ):
+                self.delivery.topics_gone.add((request.chat_id, request.thread))
             case BadRequest() if isinstance(request, Edit | EditButtons) and any(
                 gone in description for gone in _MESSAGE_GONE
             ):
                 # Someone deleted the message: a remembered screen (the table, a hand) is sent
                 # anew, so the game stays playable; anything else is not worth a new message.
                 if isinstance(request, Edit) and request.remember is not None:
-                    await self.perform(Send(request.chat_id, request.screen, request.remember))
+                    anew = Send(request.chat_id, request.screen, request.remember, request.thread)
+                    await self.perform(anew)
                     return None
             case Forbidden() if chat is not None:
                 (self.delivery.unreachable if chat > 0 else self.delivery.kicked).add(chat)

@@ -502,7 +502,9 @@ def test_commands_in_the_wrong_chat_or_with_odd_arguments() -> None:
             (eve, "/start jnonsense", "help_private"),
             (eve, f"/start j{GROUP}", "help_private"),
             (eve, f"/start j{GROUP}_", "help_private"),
-            (eve, f"/start j{GROUP}_{game_no}_{game_no}", "help_private"),
+            (eve, f"/start j{GROUP}_{game_no}_{game_no}_{game_no}", "help_private"),
+            (eve, f"/start j{GROUP}_{game_no}_", "help_private"),
+            (eve, f"/start j{GROUP}_{game_no}_7", "no_game"),  # no game in that forum topic
             (eve, f"/start j{'9' * 40}_1", "help_private"),
             (eve, f"/start j{GROUP}_0", "old_game"),
             (eve, f"/start j{GROUP}_{game_no}", "refusal_already_started"),

@@ -127,12 +127,12 @@ def test_due_lists_the_chats_whose_timer_has_come(store: Store) -> None:
         record = a_record(chat)
         record.due = due
         store.save(record, new_game=True)
-    assert store.due(100.0) == [-1]
-    assert sorted(store.due(200.0)) == [-2, -1]
+    assert store.due(100.0) == [(-1, None)]
+    assert sorted(store.due(200.0)) == [(-2, None), (-1, None)]
     record = store.load(-1)
     record.due = None
     store.save(record)
-    assert store.due(200.0) == [-2]
+    assert store.due(200.0) == [(-2, None)]
 
 
 def test_an_owed_redraw_keeps_the_latest_mark_and_is_found_by_the_sweep(store: Store) -> None:
@@ -143,7 +143,7 @@ def test_an_owed_redraw_keeps_the_latest_mark_and_is_found_by_the_sweep(store: S
     store.owe(CHAT, 120.0)  # an earlier wait: the later mark covers it
     record = store.load(CHAT)
     assert (record.owed, record.due) == (130.25, 130.25)
-    assert store.due(131.0) == [CHAT]
+    assert store.due(131.0) == [(CHAT, None)]
     store.owe(CHAT, 140.0)  # a longer wait: the mark moves; `due` stays as early as it was
     assert (store.load(CHAT).owed, store.load(CHAT).due) == (140.0, 130.25)
     store.owe(-999, 150.0)  # no game there: nothing is made
