@@ -277,13 +277,17 @@ class Abandon:
 
     def decide(self, record: Record, now: float) -> Decision:
         game = record.game
-        if game is None or game.phase is Phase.OVER:
+        events: list[Event] = []
+        if game is not None and game.phase is not Phase.OVER:
+            game, events = settle(game, now)  # a final play whose 45 seconds are over has won
+            if game.phase is not Phase.OVER:
+                game, more = apply(game, Stop(game.opener, admin=True), now)
+                events += more
+            record.game, record.note = game, None
+        if record.owed is not None:  # a redraw owed there would only meet the refusal
+            record.redrawn, record.owed = record.owed, None
+        if not events and record.redrawn is None:
             return Decision(result=Result.NOTHING_DUE)
-        game, events = settle(game, now)  # a final play whose 45 seconds are over has won
-        if game.phase is not Phase.OVER:
-            game, more = apply(game, Stop(game.opener, admin=True), now)
-            events += more
-        record.game, record.note = game, None
         return Decision(write=True, events=events, silent=True)
 
 

@@ -13,7 +13,15 @@ import logging
 import re
 from typing import Any
 
-from telegram import CallbackQuery, Message, Update, User
+from telegram import (
+    CallbackQuery,
+    ChatMember,
+    ChatMemberRestricted,
+    ChatMemberUpdated,
+    Message,
+    Update,
+    User,
+)
 
 from engine import Forfeit, Leave, LetItStand, Move, Play, Shout, Start, Stop
 from handlers import acts, callbacks, render, telegram_io
@@ -49,6 +57,8 @@ class MenteurBot(Service):
             return ignored(Why.MALFORMED)
         if update.callback_query is not None:
             return await self._press(update.update_id, update.callback_query)
+        if update.my_chat_member is not None:
+            return await self._membership(update.update_id, update.my_chat_member)
         message = update.message
         if message is None:
             return ignored(Why.KIND)
@@ -77,6 +87,26 @@ class MenteurBot(Service):
         early = outcome.result is Result.NOTHING_DUE and due is not None and due > now
         if early and due is not None and at is not None and abs(due - at) < 0.001:
             self.schedule(chat, due, now, topic)
+        return outcome
+
+    # --- the bot's own membership --------------------------------------------------------------
+
+    async def _membership(self, update_id: int, change: ChatMemberUpdated) -> Outcome:
+        """The bot was removed from a group, or lost the right to send there: every game of the
+        group (each forum topic's too) ends at once, and nothing more is sent there."""
+        chat = change.chat.id
+        member = change.new_chat_member
+        if change.chat.type == "private" or can_send(member):
+            return ignored(Why.KIND, chat)  # a private chat blocked, or the bot (re)added
+        if member.user.username != await telegram_io.username(self.bot):
+            return ignored(Why.MALFORMED, chat)  # Telegram sends only the bot's own here
+        outcome = Outcome(Via.REMOVED, Result.NOTHING_DUE, chat=chat, action="removed")
+        for topic in [None, *self.store.topics(chat)]:
+            ended = await self.abandon(chat, topic, update_id)
+            if ended.result is Result.APPLIED:
+                outcome.result = Result.APPLIED
+            outcome.conflicts += ended.conflicts
+            outcome.telegram_requests += ended.telegram_requests
         return outcome
 
     # --- buttons -----------------------------------------------------------------------------
@@ -202,6 +232,15 @@ class MenteurBot(Service):
         return outcome
 
 
+def can_send(member: ChatMember) -> bool:
+    """Whether the bot, as this member of a group, may still send messages there."""
+    if member.status in (ChatMember.LEFT, ChatMember.BANNED):
+        return False
+    if isinstance(member, ChatMemberRestricted):
+        return member.is_member and member.can_send_messages
+    return True
+
+
 def topic_of(message: Message) -> int | None:
     """The forum topic a group message belongs to, or None (a group without topics, or a
     forum's General topic). A reply in a group without topics carries a `message_thread_id`
@@ -239,6 +278,11 @@ def _well_typed(update: Update) -> bool:
         return False
     messages = [m for m in (message, query.message if query else None) if isinstance(m, Message)]
     if not all(m.message_thread_id is None or is_id(m.message_thread_id) for m in messages):
+        return False
+    member = update.my_chat_member
+    if member is not None and not (
+        is_id(member.chat.id) and is_text(member.chat.type, optional=False)
+    ):
         return False
     users = [x.from_user for x in (query, message) if x is not None and x.from_user is not None]
     chats = [m for m in (message, query.message if query else None) if m is not None]

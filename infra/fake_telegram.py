@@ -480,7 +480,7 @@ def my_chat_member_update(
     by: int = 1,
     old_status: str = "member",
     update_id: int | None = None,
-    **rights: bool,
+    rights: dict[str, bool] | None = None,
 ) -> dict[str, Any]:
     """The bot's own membership changed in a chat: ``status`` is "member", "administrator",
     "restricted" (with ``rights`` such as ``can_send_messages=False, is_member=True``), "left"
@@ -492,7 +492,7 @@ def my_chat_member_update(
         if state == "restricted":
             found.update({"is_member": True, "until_date": 0})
             found.update(dict.fromkeys(_RESTRICTED_RIGHTS, True))
-            found.update(rights)
+            found.update(rights or {})
         if state == "administrator":
             found.update(_ADMIN_RIGHTS)
         if state == "kicked":

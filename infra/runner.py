@@ -45,7 +45,7 @@ TICK_SECONDS = 1.0  # the timer's sweep, in place of the one-minute scheduled ru
 POLL_TIMEOUT = 1  # seconds a getUpdates waits for an update: a tick comes after each poll
 RETRY_PAUSE = 2.0  # after a network error, or an update the handler asked to have again
 # The update types the bot reads; the deployed webhook asks Telegram for the same.
-ALLOWED_UPDATES = ["message", "callback_query"]
+ALLOWED_UPDATES = ["message", "callback_query", "my_chat_member"]
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 BAD_TOKEN = "Telegram refused TELEGRAM_BOT_TOKEN: check it with @BotFather."
 LOGGER = logging.getLogger("menteur.local")

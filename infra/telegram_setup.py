@@ -50,10 +50,11 @@ TOKEN_PARAMETER_KEY = "BotTokenParameterName"
 SECRET_PARAMETER_KEY = "WebhookSecretParameterName"
 WEBHOOK_URL_OUTPUT = "WebhookUrl"
 
-# What handlers.app.MenteurBot.handle reads: callback queries (buttons) and messages (commands,
-# including the service message of a group migrating to a supergroup). Anything else would only
-# cost an invocation to be ignored.
-ALLOWED_UPDATES = ("message", "callback_query")
+# What handlers.app.MenteurBot.handle reads: callback queries (buttons), messages (commands, and
+# the service messages of a group migrating to a supergroup or of a forum topic closed), and the
+# bot's own membership (removed from a group, or its right to send taken: the game ends).
+# Anything else would only cost an invocation to be ignored.
+ALLOWED_UPDATES = ("message", "callback_query", "my_chat_member")
 # Telegram's default. Updates for one chat come one at a time anyway; this bounds how many chats
 # are served at once. The HTTP API throttles at 25 requests/s (burst 50) in front of it.
 MAX_CONNECTIONS = 40

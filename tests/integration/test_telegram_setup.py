@@ -144,7 +144,7 @@ def test_register_sets_the_webhook_with_the_secret_and_the_updates_the_bot_handl
     assert call.token == TOKEN
     assert call.params["url"] == URL
     assert call.params["secret_token"] == SECRET
-    assert call.params["allowed_updates"] == ["message", "callback_query"]
+    assert call.params["allowed_updates"] == ["message", "callback_query", "my_chat_member"]
     assert call.params["max_connections"] == 40
     assert call.params["drop_pending_updates"] is True
     assert tg.webhook_url == URL

@@ -459,7 +459,9 @@ def test_topic_and_membership_updates_read_as_telegram_sends_them(bot: telegram.
     assert update is not None and update.my_chat_member is not None
     assert update.my_chat_member.new_chat_member.status == "kicked"
     assert update.my_chat_member.new_chat_member.user.id == BOT_ID
-    muted = my_chat_member_update(GROUP, "restricted", can_send_messages=False, update_id=5)
+    muted = my_chat_member_update(
+        GROUP, "restricted", rights={"can_send_messages": False}, update_id=5
+    )
     update = telegram.Update.de_json(muted, bot)
     assert update is not None and update.my_chat_member is not None
     member = update.my_chat_member.new_chat_member
