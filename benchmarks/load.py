@@ -1,6 +1,7 @@
 """Load: many tables of eight people playing to the end, over real HTTP, at the same time.
 
     .venv/bin/python benchmarks/load.py [--tables 50] [--containers 4] [--seed 1]
+    .venv/bin/python benchmarks/load.py --limits [--duration 180] [--tables 200]
 
 Every player is a person pressing buttons (the computer player's policy decides what, from that
 player's own view), so every move is a Telegram update POSTed, with the secret header, to a
@@ -16,6 +17,16 @@ stored game at the end: a lost or doubled move shows there.
 
 Prints updates per second, the handler's p50/p99 latency, DynamoDB and Telegram requests per
 move, conflicts retried, the CPU each part used, and what AWS and Telegram allow, on paper.
+
+`--limits`: the fake Bot API holds the bot to Telegram's limits (429 with `retry_after` past 30
+requests a second for the whole bot, and past 20 messages a minute into one group), and a timer
+process runs the sweep every second (the local runner's stand-in for the minute rule; there is no
+SQS here), during the load and after it, so that screens owed a redraw get it. People act on what
+their screens show: they wait for a screen that does not show what they need yet (`--patience`).
+`--duration` stops the pressing after that many seconds of play (the games stay where they are).
+Then, from the end of the load, the run measures how long until every table and every hand reads
+exactly as drawn from the stored game (the final play's message without its buttons once settled),
+and checks that no move was lost.
 """
 
 from __future__ import annotations
@@ -32,10 +43,11 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 # Run as a script, this folder comes first on sys.path: put the project's root there instead.
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,9 +68,9 @@ from engine import (  # noqa: E402
     strategy,
     view,
 )
-from handlers import callbacks  # noqa: E402
+from handlers import callbacks, render  # noqa: E402
 from handlers.callbacks import Kind  # noqa: E402
-from handlers.store import DynamoStore  # noqa: E402
+from handlers.store import DynamoStore, Record  # noqa: E402
 from infra.dynalite import Dynalite  # noqa: E402
 from infra.fake_telegram import FakeTelegram, StoredMessage  # noqa: E402
 from infra.table import create_table  # noqa: E402
@@ -69,15 +81,21 @@ from tests.integration.stack import (  # noqa: E402
     Person,
     Updates,
     button,
+    buttons,
     card_buttons,
     selected,
     shown_cards,
 )
 
+T = TypeVar("T")
 PLAYERS = 8
 NAMES = ("Ann", "Bob", "Chloé", "Driss", "Emma", "Farid", "Gus", "Hana")
 FIRST_CHAT = -1002000000000
 BUSY_RETRIES = 20
+BOT_RATE = 30  # Telegram: about 30 requests a second per bot, all chats together
+GROUP_RATE = 20  # and about 20 messages a minute into one group
+LOOK_EVERY = 0.2  # seconds between two looks at a screen that does not show what one needs
+CONVERGED_WITHIN = 600.0  # seconds after the load that screens may take before the run fails
 # Everything but `updated` and `deadline`: the drivers' clock is not the containers'.
 COMPARED = (
     *("ids", "hands", "bullets", "out", "pile", "aside", "rank", "turn", "plays"),
@@ -158,6 +176,39 @@ def container(port: int, env: dict[str, str], api_base_url: str, ready: Any) -> 
     server.serve_forever()
 
 
+def sweeper(env: dict[str, str], api_base_url: str, ready: Any, stop: Any, done: Any) -> None:
+    """The timer function: the scheduled sweep, every second, until `stop` is set; then its
+    outcomes go to `done`."""
+    os.environ.update(env)
+    from handlers import timer  # noqa: PLC0415 - imported in the timer's process
+    from handlers.config import Settings  # noqa: PLC0415
+    from handlers.runtime import Runtime  # noqa: PLC0415
+
+    settings = Settings(
+        table_name=TABLE, bot_token=TOKEN, webhook_secret=SECRET, api_base_url=api_base_url
+    )
+    rt = Runtime(settings)
+    outcomes: Counter[str] = Counter()
+
+    class Outcomes(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            line = json.loads(record.getMessage())
+            outcomes[f"{line['action']}:{line['outcome']}"] += 1
+
+    log = logging.getLogger("menteur.timer")
+    log.addHandler(Outcomes())
+    log.propagate = False
+    sending = logging.getLogger("handlers.telegram_io")  # what it gave up: the sweep's business
+    sending.addHandler(logging.NullHandler())
+    sending.propagate = False
+    ready.put(0)
+    while not stop.is_set():
+        started = time.monotonic()
+        timer.handle({"source": "aws.events"}, rt)
+        stop.wait(max(0.0, 1.0 - (time.monotonic() - started)))
+    done.put(dict(outcomes))
+
+
 class Router:
     """Lambda's front door: each request to a free container, or wait until one is free."""
 
@@ -217,15 +268,27 @@ class Tally:
     screen_changed: int = 0  # a hand redrawn mid-selection: the race was lost already
     late_decisions: int = 0  # a decision pressed after the 45 seconds, queued too long
     hands_asked: int = 0  # /hand sent because a hand's drawing was lost
+    waits: int = 0  # rounds in which nobody could press: the screens did not show it yet
+    waited_s: float = 0.0  # time people spent waiting for a screen to show what they need
 
 
 class Driver:
     """The people at one table: they see their screens, decide, and press, concurrently."""
 
-    def __init__(
-        self, index: int, router: Router, tg: FakeTelegram, store: DynamoStore, seed: int
+    def __init__(  # noqa: PLR0917 - one table's whole setting
+        self,
+        index: int,
+        router: Router,
+        tg: FakeTelegram,
+        store: DynamoStore,
+        seed: int,
+        patience: float | None = None,
     ) -> None:
         self.chat = FIRST_CHAT - index
+        # Under Telegram's limits a screen may show what one needs only later: wait for it this
+        # long (None: no limits, every screen is there at once).
+        self.patience = patience
+        self.until = float("inf")  # no new round after this (time.monotonic())
         self.store = store  # the driver's own reads: what was dealt, and after a lost race
         self.router = router
         self.tg = tg
@@ -236,7 +299,6 @@ class Driver:
         self.tally = Tally()
         self.game: Game | None = None  # what this driver believes committed
         self.moves: list[Move] = []
-        self.table_id = 0
         self.hand_ids: dict[int, int] = {}
 
     async def post(self, update: dict[str, Any]) -> dict[str, Any] | None:
@@ -266,22 +328,67 @@ class Driver:
     async def open(self) -> None:
         """/newgame, everyone's Join and private /start, Start; then what was dealt."""
         await self.post(self.updates.command(self.people[0], "/newgame", self.chat))
-        self.table_id = self.tg.chat_messages(self.chat)[0].message_id
         for person in self.people:
-            table = self.message(self.chat, self.table_id)
+            table = await self._group_message(Kind.JOIN)
             join = button(table, Kind.JOIN)
             assert join is not None
             answer = await self.post(self.updates.press(person, self.chat, table.message_id, join))
             assert answer is not None and "url" in answer
             payload = str(answer["url"]).split("?start=")[1]
             await self.post(self.updates.command(person, f"/start {payload}", person.id))
-        table = self.message(self.chat, self.table_id)
-        start = button(table, Kind.START)
-        assert start is not None and await self.press(self.people[0], table, start)
+        for _ in range(BUSY_RETRIES):
+            table = await self._group_message(Kind.START, seated=PLAYERS)
+            start = button(table, Kind.START)
+            assert start is not None
+            if await self.press(self.people[0], table, start):
+                break
         self.game = (await asyncio.to_thread(self.store.load, self.chat)).game
         assert self.game is not None and self.game.phase is Phase.PLAY
         for person in self.people:
             await self._see_hand(person)
+
+    async def _group_message(
+        self,
+        kind: Kind,
+        number: int | None = None,
+        *,
+        seated: int = 0,
+        patience: float | None = None,
+    ) -> StoredMessage:
+        """The latest group message showing a button of `kind` (drawn for play `number`, and
+        on a table with `seated` players, when given): waited for under Telegram's limits."""
+
+        def look() -> StoredMessage | None:
+            for message in reversed(self.tg.chat_messages(self.chat)):
+                data = button(message, kind)
+                if data is None or (number is not None and callbacks.decode(data).number != number):
+                    continue
+                if seated and (message.text or "").count("\n") < seated:
+                    return None  # the table before the last join
+                return message
+            return None
+
+        return await self._until(look, f"a {kind.name} button", patience)
+
+    async def _until(
+        self, look: Callable[[], T | None], what: str, patience: float | None = None
+    ) -> T:
+        """What `look()` finds, looking again every LOOK_EVERY seconds while it finds nothing,
+        for up to `patience` seconds (the driver's own by default)."""
+        found = look()
+        if found is not None:
+            return found
+        patience = self.patience if patience is None else patience
+        if patience is None:
+            raise AssertionError(f"table {self.chat}: no {what}")
+        started = time.monotonic()
+        while found is None and time.monotonic() - started < patience:
+            await asyncio.sleep(LOOK_EVERY)
+            found = look()
+        self.tally.waited_s += time.monotonic() - started
+        if found is None:
+            raise AssertionError(f"table {self.chat}: no {what} after {patience:.0f} s")
+        return found
 
     def _shows_hand(self, person: Person, message: StoredMessage | None) -> bool:
         """Whether `message` is the person's hand as it stands (with Play when it is their
@@ -296,13 +403,24 @@ class Driver:
 
     async def _see_hand(self, person: Person) -> None:
         """Find the person's hand message; if the bot's last drawing of it was lost (a send
-        given up), ask for it again with /hand, as a person would."""
+        given up), ask for it again with /hand, as a person would. Under Telegram's limits the
+        bot draws it again by itself: wait for it."""
         if self._shows_hand(person, self.tg.message(person.id, self.hand_ids.get(person.id, 0))):
             return
+
+        def look() -> StoredMessage | None:
+            for message in reversed(self.tg.chat_messages(person.id)[-3:]):
+                if self._shows_hand(person, message):
+                    return message
+            return None
+
+        if self.patience is not None:
+            self.hand_ids[person.id] = (await self._until(look, f"hand of {person}")).message_id
+            return
         for attempt in range(3):
-            latest = self.tg.chat_messages(person.id)[-1:]
-            if latest and self._shows_hand(person, latest[0]):
-                self.hand_ids[person.id] = latest[0].message_id
+            latest = look()
+            if latest is not None:
+                self.hand_ids[person.id] = latest.message_id
                 return
             if attempt < 2:
                 self.tally.hands_asked += 1
@@ -317,6 +435,8 @@ class Driver:
 
     async def play(self) -> None:
         while self.game is not None and self.game.phase is not Phase.OVER:
+            if time.monotonic() > self.until:
+                return  # the load is over: the game stays where it is
             game, now = self.game, time.time()
             wanted = [
                 move
@@ -332,7 +452,7 @@ class Driver:
                 await self._see_hand(self.by_id[game.awaited])  # type: ignore[index]
             # Everyone decides from the same screens, then presses: a Liar! drawn for this play
             # and the next player's Play race for real.
-            table = self.message(self.chat, self.table_id)
+            table = self._table()
             presses = [self._act(move, table) for move in wanted]
             applied = [
                 m for m, ok in zip(wanted, await asyncio.gather(*presses), strict=True) if ok
@@ -362,12 +482,16 @@ class Driver:
         timed_out, _ = settle(game, float("inf"))
         if not applied and game.phase is Phase.DECIDE and _same(stored, timed_out):
             self.tally.late_decisions += 1
+        elif not applied and self.patience is not None and _same(stored, game):
+            # Nobody's screen showed their button yet (a redraw owed after a flood limit).
+            self.tally.waits += 1
+            await asyncio.sleep(LOOK_EVERY)
         else:
             self.tally.bad_batches += 1
             self.tally.bad.append(f"table {self.chat}: {applied} of {wanted} applied")
         self.game = stored
 
-    async def _act(self, move: Move, table: StoredMessage) -> bool:
+    async def _act(self, move: Move, table: StoredMessage | None) -> bool:
         """Make `move` by pressing buttons; False when refused, or when the person's screen
         changed under them (another press won the race) so that they do not press at all."""
         person = self.by_id[move.player]  # type: ignore[union-attr]
@@ -386,12 +510,29 @@ class Driver:
                     return self._changed()
                 return await self.press(person, message, data)
             case Shout(_, play) | LetItStand(_, play):
-                data = button(table, Kind.SHOUT if isinstance(move, Shout) else Kind.STAND)
-                if data is None or callbacks.decode(data).number != play:
+                kind = Kind.SHOUT if isinstance(move, Shout) else Kind.STAND
+                data = button(table, kind)
+                if (data is None or callbacks.decode(data).number != play) and self.patience:
+                    # The table is behind (a flood limit): the final play's message, or the
+                    # table once redrawn, will show the button for this play.
+                    try:
+                        table = await self._group_message(kind, play, patience=LOOK_EVERY * 10)
+                    except AssertionError:
+                        return False
+                    data = button(table, kind)
+                if table is None or data is None or callbacks.decode(data).number != play:
                     self.tally.stale_screens += 1  # drawn before the race began: never stale
                     return False
                 return await self.press(person, table, data)
         raise AssertionError(f"the computer player does not {move}")
+
+    def _table(self) -> StoredMessage | None:
+        """The group's latest message with buttons of the running game (the table, or a final
+        play's message): what people look at to shout."""
+        for message in reversed(self.tg.chat_messages(self.chat)):
+            if message.reply_markup:
+                return message
+        return None
 
     def _changed(self) -> bool:
         self.tally.screen_changed += 1
@@ -440,9 +581,17 @@ async def run(args: argparse.Namespace, dynalite: Dynalite, tg: FakeTelegram) ->
         process.start()
     for _ in processes:
         await asyncio.to_thread(ready.get, True, 60)
+    stop, done = spawn.Event(), spawn.Queue()
+    timer = spawn.Process(
+        target=sweeper, args=(dynalite.env(), tg.base_url, ready, stop, done), daemon=True
+    )
+    if args.limits:
+        timer.start()
+        await asyncio.to_thread(ready.get, True, 60)
     router = Router(ports)
     store = DynamoStore(dynalite.client(), TABLE)  # the drivers' own, for what was dealt and kept
-    drivers = [Driver(i, router, tg, store, args.seed) for i in range(args.tables)]
+    patience = args.patience if args.limits else None
+    drivers = [Driver(i, router, tg, store, args.seed, patience) for i in range(args.tables)]
     load_before = os.getloadavg()[0]
 
     started = time.perf_counter()
@@ -450,25 +599,38 @@ async def run(args: argparse.Namespace, dynalite: Dynalite, tg: FakeTelegram) ->
     opened = time.perf_counter()
     before = await router.stats()
     calls_before = len(tg.calls())
+    limited_before = tg.limited
     updates_before = router.requests
     cpu_before = _cpus(processes, dynalite)
     router.round_trip_ms.clear()
     router.waited_ms.clear()
+    if args.duration is not None:
+        for d in drivers:
+            d.until = time.monotonic() + args.duration
 
     await asyncio.gather(*(d.play() for d in drivers))
 
     ended = time.perf_counter()
+    load_over = time.monotonic()
     after = await router.stats()
     cpu_after = _cpus(processes, dynalite)
     calls = tg.calls()[calls_before:]
+    limited = tg.limited - limited_before
     updates = router.requests - updates_before
 
     lost = 0
     for d in drivers:
         stored = (await asyncio.to_thread(store.load, d.chat)).game
         assert stored is not None and d.game is not None
-        if not _same(stored, d.game):
+        # Once the pressing stopped, the timer may still let a final play stand at 45 s.
+        if not (_same(stored, d.game) or _same(stored, settle(d.game, float("inf"))[0])):
             lost += 1
+    converged_s, stale, swept = 0.0, list[str](), dict[str, int]()
+    if args.limits:
+        converged_s, stale = await converge(store, tg, drivers, load_over)
+        stop.set()
+        swept = await asyncio.to_thread(done.get, True, 60)
+        timer.join(10)
     for process in processes:
         process.terminate()
     await router.http.aclose()
@@ -485,6 +647,8 @@ async def run(args: argparse.Namespace, dynalite: Dynalite, tg: FakeTelegram) ->
         tally.screen_changed += d.tally.screen_changed
         tally.late_decisions += d.tally.late_decisions
         tally.hands_asked += d.tally.hands_asked
+        tally.waits += d.tally.waits
+        tally.waited_s += d.tally.waited_s
     moves = sum(tally.committed.values())
     play_s = ended - opened
     reads = sum(a["reads"] - b["reads"] for a, b in zip(after, before, strict=True))
@@ -513,8 +677,9 @@ async def run(args: argparse.Namespace, dynalite: Dynalite, tg: FakeTelegram) ->
         f"load average before: {load_before:.2f}"
     )
     print(f"opening the tables: {opened - started:.1f} s ({updates_before} updates)")
+    playing = "playing to the end" if args.duration is None else "playing"
     print(
-        f"playing to the end: {play_s:.1f} s; games won: {games_won}/{args.tables}; "
+        f"{playing}: {play_s:.1f} s; games won: {games_won}/{args.tables}; "
         f"moves committed: {moves} ({dict(tally.committed)}); presses refused: {tally.refused}"
     )
     print(f"updates: {updates} ({tally.toggles} card toggles, {store_updates} that read and write)")
@@ -570,7 +735,84 @@ async def run(args: argparse.Namespace, dynalite: Dynalite, tg: FakeTelegram) ->
         f"machine to itself, about {cores * updates / used:.0f} updates/s"
     )
     print(f"outcomes: {dict(sorted(outcomes.items()))}")
+    if args.limits:
+        total = len(calls)
+        after_load = tg.limited - limited_before - limited
+        print(
+            f"under Telegram's limits ({BOT_RATE} requests/s for the bot, {GROUP_RATE} "
+            f"messages/min per group): Telegram requests per move {total / moves:.2f} (toggle "
+            f"redraws and 429s included); 429s answered while playing: {limited} "
+            f"({limited / total:.1%} of the requests), after: {after_load}"
+        )
+        print(
+            f"  the timer's sweep: {dict(sorted(swept.items()))}; people waiting for a screen "
+            f"to show their button: {tally.waits} rounds, {tally.waited_s:.0f} s in all"
+        )
+        print(
+            f"  from the end of the load to every screen (tables and hands) equal to the stored "
+            f"game: {converged_s:.1f} s; stale screens left: {len(stale)}; lost moves: {lost}"
+        )
+        for line in stale[:5]:
+            print(f"    {line}")
+        return
     on_paper(telegram / moves, writes / moves, moves / play_s)
+
+
+async def converge(
+    store: DynamoStore, tg: FakeTelegram, drivers: list[Driver], since: float
+) -> tuple[float, list[str]]:
+    """Seconds from `since` until every table and hand reads as drawn from the stored game (the
+    timer keeps sweeping meanwhile), and the screens still stale if that never happens."""
+    while True:
+        stale = []
+        for d in drivers:
+            record = await asyncio.to_thread(store.load, d.chat)
+            stale += stale_screens(record, tg)
+        waited = time.monotonic() - since
+        if not stale or waited > CONVERGED_WITHIN:
+            return waited, stale
+        await asyncio.sleep(1.0)
+
+
+def stale_screens(record: Record, tg: FakeTelegram) -> list[str]:
+    """The screens of one table that do not read as drawn from its stored game: the table, each
+    hand (with the selection its owner made), and a settled final play that kept its buttons."""
+    game, chat = record.game, record.chat
+    assert game is not None
+    found = []
+
+    def drawn(message: StoredMessage | None, draw: Callable[[float], Any]) -> bool:
+        # A decision's countdown is drawn at some second of its 45: any of them is this game.
+        now = time.time()
+        moments = [now] if game.deadline is None else [game.deadline - s for s in range(46)]
+        shown = (
+            None
+            if message is None
+            else (message.text, [b.get("callback_data") for b in buttons(message)])
+        )
+        for at in moments:
+            screen = draw(at)
+            if shown == (screen.text, [b.data for row in screen.buttons for b in row]):
+                return True
+        return False
+
+    table = tg.message(chat, record.table_msg or 0)
+    lang, note, game_id = record.lang, record.note, record.game_id
+    if not drawn(table, lambda at: render.table(game, chat, game_id, lang, at, note)):
+        found.append(f"table of {chat}: {table.text if table else None!r}")
+    for player in game.ids:
+        hand = tg.message(player, record.hand_msgs.get(player, 0))
+        mine = sum(1 << c for c in selected(hand))
+
+        def draw(at: float, player: int = player, mine: int = mine) -> Any:
+            return render.hand(game, player, chat, game_id, record.lang_of(player), at, mine)
+
+        if not drawn(hand, draw):
+            found.append(f"hand of {player} at {chat}")
+    final = tg.message(chat, record.final_msg or 0)
+    if game.phase is not Phase.DECIDE and final is not None and final.reply_markup:
+        found.append(f"final play's buttons at {chat}")
+    return found
 
 
 def _cpus(processes: list[Any], dynalite: Dynalite) -> dict[str, float]:
@@ -630,9 +872,17 @@ def main() -> None:
     parser.add_argument("--tables", type=int, default=50)
     parser.add_argument("--containers", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--limits",
+        action="store_true",
+        help="Telegram's limits in the fake Bot API, and the timer's sweep every second",
+    )
+    parser.add_argument("--duration", type=float, help="seconds of play, then stop pressing")
+    parser.add_argument("--patience", type=float, default=300.0, help="waiting for a screen")
     args = parser.parse_args()
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    with Dynalite() as dynalite, FakeTelegram() as tg:
+    limits = (GROUP_RATE, BOT_RATE) if args.limits else (None, None)
+    with Dynalite() as dynalite, FakeTelegram(flood_limit=limits[0], bot_rate=limits[1]) as tg:
         create_table(dynalite.client(), TABLE)
         asyncio.run(run(args, dynalite, tg))
 

@@ -19,10 +19,12 @@ from engine import (
     MenteurError,
     Move,
     Phase,
+    Stop,
     apply,
     open_table,
     settle,
 )
+from engine.events import Event
 from handlers import callbacks, names, render, timing
 from handlers.callbacks import Kind, Press
 from handlers.outcomes import Decision, Reason, Result, Why
@@ -212,16 +214,18 @@ class JoinLink:
         elif record.game.phase is not Phase.LOBBY:
             screen = Screen(t(self.lang or record.lang, "refusal_already_started"))
         else:
-            link = join_link(self.bot_username, record.chat, record.game_id)
+            link = join_link(self.bot_username, record.chat, record.game_id, record.topic)
             button = Button(t(record.lang, "join_button"), url=link)
             screen = Screen(t(record.lang, "open_private"), ((button,),))
         return Decision(extra=[Send(self.reply_to, screen)])
 
 
-def join_link(bot_username: str, chat: int, game_id: int) -> str:
+def join_link(bot_username: str, chat: int, game_id: int, topic: int | None = None) -> str:
     """A deep link into the private chat, whose Start seats the user (Telegram forbids a bot to
-    write first to someone who never opened a chat with it)."""
-    return f"https://t.me/{bot_username}?start=j{chat}_{game_id}"
+    write first to someone who never opened a chat with it); it names the game's forum topic
+    when it is played in one."""
+    where = f"{chat}_{game_id}" if topic is None else f"{chat}_{game_id}_{topic}"
+    return f"https://t.me/{bot_username}?start=j{where}"
 
 
 @dataclass(frozen=True)
@@ -238,7 +242,9 @@ class Hand:
             text = t(self.lang or record.lang, "not_playing")
             return _refused(text, Why.NOT_PLAYING, self.reply_to)
         lang = record.lang_of(self.user)
-        screen = render.hand(game, self.user, record.chat, record.game_id, lang, now)
+        screen = render.hand(
+            game, self.user, record.chat, record.game_id, lang, now, topic=record.topic
+        )
         send = Send(self.user, screen, f"hand:{self.user}")
         return Decision(extra=[send], result=Result.RESENT)
 
@@ -283,7 +289,9 @@ class LanguagePrompt:
         buttons = tuple(
             Button(
                 t(code, "language_name"),
-                callbacks.encode(Press(Kind.LANGUAGE, record.chat, record.game_id, i)),
+                callbacks.encode(
+                    Press(Kind.LANGUAGE, record.chat, record.game_id, i, topic=record.topic)
+                ),
             )
             for i, code in enumerate(SUPPORTED)
         )
@@ -315,25 +323,56 @@ class SetLanguage:
 
 @dataclass(frozen=True)
 class Tick:
-    """The timer's look at a game: the 45-second mark, a computer player's move, an idle end."""
+    """The timer's look at a game: the 45-second mark, a computer player's move, an idle end,
+    a redraw owed after a flood limit."""
 
     idle_expiry: float
 
     def decide(self, record: Record, now: float) -> Decision:
         game: Game | None = record.game
-        if game is None or game.phase is Phase.OVER:
-            return Decision(result=Result.NOTHING_DUE)
-        game, events = settle(game, now)
-        if game.phase is not Phase.OVER and record.due is not None and now >= record.due:
-            move = timing.computer_move(record, game, now)
-            if move is None and now - game.updated >= self.idle_expiry:
-                move = Expire(self.idle_expiry)
-            if move is not None:
-                game, more = apply(game, move, now)
-                events += more
-        record.game = game
+        owed = record.owed is not None and now >= record.owed
+        due = timing.game_due(record, self.idle_expiry)  # `record.due` may be an owed redraw's
+        events: list[Event] = []
+        if game is not None and game.phase is not Phase.OVER:
+            game, events = settle(game, now)
+            if game.phase is not Phase.OVER and due is not None and now >= due:
+                move = timing.computer_move(record, game, now)
+                if move is None and now - game.updated >= self.idle_expiry:
+                    move = Expire(self.idle_expiry)
+                if move is not None:
+                    game, more = apply(game, move, now)
+                    events += more
+            record.game = game
+        if owed:
+            # Screens Telegram made wait: the table and every hand, drawn from the game as it is
+            # now, once however many redraws were owed. The mark goes with this write.
+            record.redrawn, record.owed = record.owed, None
+            result = Result.APPLIED if events else Result.RESENT
+            return Decision(write=True, events=events, all_hands=True, result=result)
         result = Result.APPLIED if events else Result.NOTHING_DUE
         return Decision(write=bool(events), events=events, result=result)
+
+
+@dataclass(frozen=True)
+class Abandon:
+    """The group no longer takes the bot's messages (it removed the bot, or took its right to
+    send), or the game's forum topic was closed or deleted: the game ends at once, without a
+    winner (R18, on the table's behalf), and nothing more is sent there; hands say it ended."""
+
+    def decide(self, record: Record, now: float) -> Decision:
+        game = record.game
+        events: list[Event] = []
+        if game is not None and game.phase is not Phase.OVER:
+            game, events = settle(game, now)  # a final play whose 45 seconds are over has won
+            if game.phase is not Phase.OVER:
+                game, more = apply(game, Stop(game.opener, admin=True), now)
+                events += more
+            record.game, record.note = game, None
+        if record.owed is not None:  # a redraw owed there would only meet the refusal
+            record.redrawn, record.owed = record.owed, None
+        if not events and record.redrawn is None:
+            return Decision(result=Result.NOTHING_DUE)
+        return Decision(write=True, events=events, silent=True)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,15 @@ import logging
 import re
 from typing import Any
 
-from telegram import CallbackQuery, Message, Update, User
+from telegram import (
+    CallbackQuery,
+    ChatMember,
+    ChatMemberRestricted,
+    ChatMemberUpdated,
+    Message,
+    Update,
+    User,
+)
 
 from engine import Forfeit, Leave, LetItStand, Move, Play, Shout, Start, Stop
 from handlers import acts, callbacks, names, render, telegram_io
@@ -31,7 +39,8 @@ ANONYMOUS_ADMIN = 1087968824
 # The commands that open, join or act in a game, or change the group's settings: not for a
 # message sent on behalf of a chat (a channel), which may still ask for /table, /rules, /help.
 ACTING = frozenset({"newgame", "join", "leave", "forfeit", "stop", "addbot", "hand", "language"})
-START_PAYLOAD = re.compile(r"j(-?\d{1,20})_(\d{1,15})")  # j<chat>_<game id>, in decimal
+# j<chat>_<game id>[_<forum topic>], in decimal
+START_PAYLOAD = re.compile(r"j(-?\d{1,20})_(\d{1,15})(?:_(\d{1,10}))?")
 
 
 def display_name(user: User) -> str:
@@ -54,28 +63,56 @@ class MenteurBot(Service):
             return ignored(Why.MALFORMED)
         if update.callback_query is not None:
             return await self._press(update.update_id, update.callback_query)
+        if update.my_chat_member is not None:
+            return await self._membership(update.update_id, update.my_chat_member)
         message = update.message
         if message is None:
             return ignored(Why.KIND)
         if message.migrate_to_chat_id:
             return await self.migrate(message.chat.id, message.migrate_to_chat_id)
+        if message.forum_topic_closed is not None:
+            # Closed by its admins: the game played in the topic ends now (a closed topic
+            # refuses the bot's messages; a deleted one is met when sending there).
+            return await self.abandon(message.chat.id, topic_of(message), update.update_id)
         if message.from_user is None or not message.text or not message.text.startswith("/"):
             return ignored(Why.NOT_A_COMMAND, message.chat.id)
         return await self._command(update.update_id, message, message.from_user)
 
-    async def tick(self, chat: int, at: float | None = None) -> Outcome:
-        """The timer's look at one chat: the deadline, computer players, an idle game.
+    async def tick(self, chat: int, at: float | None = None, topic: int | None = None) -> Outcome:
+        """The timer's look at one chat (or forum topic): the deadline, computer players, an
+        idle game, a redraw owed.
 
         `at` is the time the timer was set for, when it was set for one.
         """
-        outcome = await self.transact(chat, None, acts.Tick(self.idle_expiry), action="timer")
+        tick = acts.Tick(self.idle_expiry)
+        outcome = await self.transact(chat, None, tick, topic=topic, action="timer")
         now = self.clock()
         due = outcome.due
         # Delivered before its second (clocks differ by a little): set it again. A timer set
         # for an older `due` is stale instead: the one set for the new `due` will come.
         early = outcome.result is Result.NOTHING_DUE and due is not None and due > now
         if early and due is not None and at is not None and abs(due - at) < 0.001:
-            self.schedule(chat, due, now)
+            self.schedule(chat, due, now, topic)
+        return outcome
+
+    # --- the bot's own membership --------------------------------------------------------------
+
+    async def _membership(self, update_id: int, change: ChatMemberUpdated) -> Outcome:
+        """The bot was removed from a group, or lost the right to send there: every game of the
+        group (each forum topic's too) ends at once, and nothing more is sent there."""
+        chat = change.chat.id
+        member = change.new_chat_member
+        if change.chat.type == "private" or can_send(member):
+            return ignored(Why.KIND, chat)  # a private chat blocked, or the bot (re)added
+        if member.user.username != await telegram_io.username(self.bot):
+            return ignored(Why.MALFORMED, chat)  # Telegram sends only the bot's own here
+        outcome = Outcome(Via.REMOVED, Result.NOTHING_DUE, chat=chat, action="removed")
+        for topic in [None, *self.store.topics(chat)]:
+            ended = await self.abandon(chat, topic, update_id)
+            if ended.result is Result.APPLIED:
+                outcome.result = Result.APPLIED
+            outcome.conflicts += ended.conflicts
+            outcome.telegram_requests += ended.telegram_requests
         return outcome
 
     # --- buttons -----------------------------------------------------------------------------
@@ -86,7 +123,7 @@ class MenteurBot(Service):
         origin = query.message.chat.id if query.message is not None else None
         try:
             press = callbacks.decode(query.data)
-            if not _from_right_chat(press, origin, user.id):
+            if not _from_right_chat(press, origin, user.id, _origin_topic(query)):
                 raise BadCallback("pressed in another chat")
         except BadCallback as e:
             LOGGER.info("refused callback data: %s", e)
@@ -98,20 +135,21 @@ class MenteurBot(Service):
             case Kind.TOGGLE:
                 return await self._toggle(query, press, lang)
             case Kind.JOIN:
-                link = acts.join_link(await telegram_io.username(self.bot), press.chat, press.game)
+                username = await telegram_io.username(self.bot)
+                link = acts.join_link(username, press.chat, press.game, press.topic)
                 joined = Outcome(Via.PRESS, Result.APPLIED, action="join")
                 return await self._answer(joined, Answer(query.id, url=link))
             case Kind.LANGUAGE:
                 admin = await telegram_io.is_admin(self.bot, press.chat, user.id)
                 act = acts.SetLanguage(press.number, user.id, admin, lang)
                 return await self.transact(
-                    press.chat, update_id, act, query=query, action="language"
+                    press.chat, update_id, act, topic=press.topic, query=query, action="language"
                 )
             case Kind.REMOVE:
                 admin = await telegram_io.is_admin(self.bot, press.chat, user.id)
                 act = acts.RemoveBot(-press.number, press.game, user.id, admin, lang)
                 return await self.transact(
-                    press.chat, update_id, act, query=query, action="removebot"
+                    press.chat, update_id, act, topic=press.topic, query=query, action="removebot"
                 )
             case Kind.LEAVE:
                 move = Leave(user.id)
@@ -125,7 +163,7 @@ class MenteurBot(Service):
                 move = Play(user.id, press.cards, press.number)
         act = acts.PlayerMove(move, press.game, lang)
         return await self.transact(
-            press.chat, update_id, act, query=query, action=type(move).__name__
+            press.chat, update_id, act, topic=press.topic, query=query, action=type(move).__name__
         )
 
     async def _toggle(self, query: CallbackQuery, press: Press, lang: str) -> Outcome:
@@ -164,7 +202,7 @@ class MenteurBot(Service):
         if sender is not None and not anonymous and name in ACTING:
             # On behalf of a channel (or another chat): nobody to seat, to answer or to trust.
             act: Act = acts.Refuse("on_behalf_of_chat", Why.ON_BEHALF_OF_CHAT, chat, lang)
-            return await self.transact(chat, update_id, act, action=name)
+            return await self.transact(chat, update_id, act, topic=topic_of(message), action=name)
 
         async def admin() -> bool:
             """Asked before the transaction, so that one decision is taken with the answer;
@@ -197,7 +235,8 @@ class MenteurBot(Service):
                 act = acts.Say("help_group", chat)
             case _:
                 return ignored(Why.UNKNOWN_COMMAND, chat)
-        return await self.transact(chat, update_id, act, action=name)
+        # In a group with forum topics, each topic has its game (the General topic too).
+        return await self.transact(chat, update_id, act, topic=topic_of(message), action=name)
 
     async def _private_command(
         self, update_id: int, name: str, argument: str, message: Message, user: User
@@ -205,6 +244,7 @@ class MenteurBot(Service):
         lang = language_of(user.language_code)
         if name == "start" and (found := START_PAYLOAD.fullmatch(argument)):
             chat, game_id = int(found[1]), int(found[2])
+            topic = int(found[3]) if found[3] else None
             # Only the group's members may sit at its table: a link names the chat, and anyone
             # may have it. Asked before the transaction, which then reads and writes once.
             where = await telegram_io.standing(self.bot, chat, user.id)
@@ -212,7 +252,7 @@ class MenteurBot(Service):
                 why = Why.NOT_MEMBER if where is Standing.OUTSIDER else Why.MEMBER_UNKNOWN
                 return await self._say(message.chat.id, t(lang, why.value), why, action="seat")
             act = acts.Seat(user.id, display_name(user), game_id, lang)
-            return await self.transact(chat, update_id, act, action="seat")
+            return await self.transact(chat, update_id, act, topic=topic, action="seat")
         key = {"rules": "rules", "help": "help_private", "start": "help_private"}.get(
             name, "not_in_group"
         )
@@ -227,6 +267,27 @@ class MenteurBot(Service):
         reply: list[Request] = [Send(chat, Screen(text))]
         outcome.telegram_requests = (await telegram_io.deliver(self.bot, reply)).requests
         return outcome
+
+
+def can_send(member: ChatMember) -> bool:
+    """Whether the bot, as this member of a group, may still send messages there."""
+    if member.status in (ChatMember.LEFT, ChatMember.BANNED):
+        return False
+    if isinstance(member, ChatMemberRestricted):
+        return member.is_member and member.can_send_messages
+    return True
+
+
+def topic_of(message: Message) -> int | None:
+    """The forum topic a group message belongs to, or None (a group without topics, or a
+    forum's General topic). A reply in a group without topics carries a `message_thread_id`
+    too, the replied-to message's: only `is_topic_message` says it is a topic."""
+    return message.message_thread_id if message.is_topic_message else None
+
+
+def _origin_topic(query: CallbackQuery) -> int | None:
+    message = query.message
+    return topic_of(message) if isinstance(message, Message) else None
 
 
 def _well_typed(update: Update) -> bool:
@@ -253,6 +314,14 @@ def _well_typed(update: Update) -> bool:
         and (message.sender_chat is None or is_id(message.sender_chat.id))
     ):
         return False
+    messages = [m for m in (message, query.message if query else None) if isinstance(m, Message)]
+    if not all(m.message_thread_id is None or is_id(m.message_thread_id) for m in messages):
+        return False
+    member = update.my_chat_member
+    if member is not None and not (
+        is_id(member.chat.id) and is_text(member.chat.type, optional=False)
+    ):
+        return False
     users = [x.from_user for x in (query, message) if x is not None and x.from_user is not None]
     chats = [m for m in (message, query.message if query else None) if m is not None]
     names_ok = all(is_text(u.first_name, optional=False) and is_text(u.last_name) for u in users)
@@ -264,10 +333,12 @@ def _well_typed(update: Update) -> bool:
     )
 
 
-def _from_right_chat(press: Press, origin: int | None, user: int) -> bool:
-    """Group buttons live in the game's group; hand buttons in the presser's own chat."""
+def _from_right_chat(press: Press, origin: int | None, user: int, topic: int | None) -> bool:
+    """Group buttons live in the game's group (and forum topic: a message that says which topic
+    it is in must be in the game's); hand buttons in the presser's own chat."""
     if press.kind in (Kind.TOGGLE, Kind.PLAY):
         return origin == user
+    in_group = origin == press.chat and (topic is None or topic == press.topic)
     if press.kind is Kind.SHOUT:
-        return origin in (press.chat, user)
-    return origin == press.chat
+        return in_group or origin == user
+    return in_group

@@ -1,10 +1,12 @@
 """The data behind every button: a compact, strictly checked format within Telegram's 64 bytes.
 
-    kind.chat.game.number[.cards[.hand.rank[x]]]      all numbers in base 36, chat signed
+    kind.chat[_topic].game.number[.cards[.hand.rank[x]]]    all numbers in base 36, chat signed
 
-`chat` is the group the game is played in (private hand buttons need it), `game` the game's id
-(a button from another game is refused; see `GAME_IDS`), `number` the play number the button
-was drawn for (a button from an earlier turn is refused). A card toggle carries what is
+`chat` is the group the game is played in (private hand buttons need it), `topic` its forum topic
+when it is played in one (a `message_thread_id`: a message id, below 2**31, so 6 digits at most,
+and 7 bytes with its separator), `game` the game's id (a button from another game is refused;
+see `GAME_IDS`), `number` the play number the button was drawn for (a button from an earlier
+turn is refused). A card toggle carries what is
 needed to redraw the hand without reading the game: the selection, the hand, the rank to call
 ("-" when it is not the player's turn) and "x" when the hand shows Liar!. Nothing here is
 trusted for authority: every move is checked again by the engine against the stored game.
@@ -52,11 +54,13 @@ class Press:
     hand: int = 0
     rank: int = NO_RANK
     shout: bool = False  # a toggle redraws the hand's Liar! button too
+    topic: int | None = None  # the forum topic of the game, if it is played in one
 
 
 _B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 _PATTERN = re.compile(
-    r"(?P<kind>[a-z])\.(?P<chat>-?[0-9a-z]{1,12})\.(?P<game>[0-9a-z]{1,9})\.(?P<number>[0-9a-z]{1,6})"
+    r"(?P<kind>[a-z])\.(?P<chat>-?[0-9a-z]{1,12})(?:_(?P<topic>[0-9a-z]{1,6}))?"
+    r"\.(?P<game>[0-9a-z]{1,9})\.(?P<number>[0-9a-z]{1,6})"
     r"(?:\.(?P<cards>[0-9a-z]{1,11})(?:\.(?P<hand>[0-9a-z]{1,11})\.(?P<rank>-|[0-9a-c])(?P<x>x?))?)?"
 )
 _CARD_KINDS = {Kind.TOGGLE, Kind.PLAY}
@@ -93,7 +97,8 @@ def toggles(press: Press) -> Callable[[int], str]:
 
 def _around_cards(press: Press) -> tuple[str, str]:
     """The spelling of `press` before and after its cards field."""
-    head = f"{press.kind.value}.{_b36(press.chat)}.{_b36(press.game)}.{_b36(press.number)}"
+    topic = "" if press.topic is None else f"_{_b36(press.topic)}"
+    head = f"{press.kind.value}.{_b36(press.chat)}{topic}.{_b36(press.game)}.{_b36(press.number)}"
     if press.kind not in _CARD_KINDS:
         return head, ""
     if press.kind is not Kind.TOGGLE:
@@ -126,6 +131,7 @@ def decode(data: str | None) -> Press:
         hand=int(match["hand"], 36) if has_hand else 0,
         rank=NO_RANK if not has_hand or match["rank"] == "-" else int(match["rank"], 36),
         shout=match["x"] == "x",
+        topic=None if match["topic"] is None else int(match["topic"], 36),
     )
     if press.cards > _FULL or press.hand > _FULL or press.rank >= 13:
         raise BadCallback("not a card or a rank")

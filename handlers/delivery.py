@@ -7,6 +7,8 @@ private hands the move changed are edited. Sending them is `handlers.telegram_io
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from engine import Game, Phase
 from handlers import moments, render
 from handlers.outcomes import Decision, Result
@@ -17,57 +19,94 @@ GROUP_SENDS_PER_MINUTE = 18  # Telegram allows about 20 messages a minute into o
 SEND_WINDOW = 60.0
 
 
-def plan_moments(
+def plan_sends(
     before: Game | None, record: Record, decision: Decision, now: float
-) -> list[Screen]:
-    """The new group messages this action deserves, within Telegram's flood limit; the rest is
-    told by the table's note. Their times are written with the move (`record.sends`)."""
+) -> tuple[list[Screen], int]:
+    """The new group messages this action may send within Telegram's flood limit, and how many
+    that is. Every one counts: the table's first message, the moments (a challenge, a final play,
+    the end), command replies (/table, /rules, /help, /join, /addbot, a language prompt, a
+    refusal). When the minute's budget is spent, command replies go first (dropped from
+    `decision.extra`; /table edits the table instead of sending it anew), then the earliest
+    moments; the table's note and its buttons tell the rest, since the table is an edit. The
+    times are written with the action (`record.sends`)."""
     game = record.game
-    if game is None or not decision.events:
-        return []
-    note = moments.note(decision.events, game, record.lang, before)
-    if note is not None:
-        record.note = note
-    told = moments.moments(decision.events, game, record.chat, record.game_id, record.lang, now)
+    told: list[Screen] = []
+    if decision.silent:
+        return told, 0
+    if game is not None and decision.events:
+        note = moments.note(decision.events, game, record.lang, before)
+        if note is not None:
+            record.note = note
+        told = moments.moments(
+            decision.events, game, record.chat, record.game_id, record.lang, now, topic=record.topic
+        )
+    first_table = game is not None and record.table_msg is None
+    first_table = first_table and (decision.write or decision.table_again)
+    again = decision.table_again and record.table_msg is not None
+    replies = [r for r in decision.extra if isinstance(r, Send) and r.chat_id == record.chat]
     recent = [s for s in record.sends if now - s < SEND_WINDOW]
-    room = max(0, GROUP_SENDS_PER_MINUTE - len(recent) - (1 if record.table_msg is None else 0))
+    room = max(0, GROUP_SENDS_PER_MINUTE - len(recent) - first_table)
     kept = told[-room:] if room else []  # the latest matter most: the end, then the rest
-    record.sends = recent + [now] * len(kept)
-    return kept
+    room -= len(kept)
+    answered, dropped = replies[:room], replies[room:]
+    room -= len(answered)
+    if dropped:
+        decision.extra = [r for r in decision.extra if not any(r is d for d in dropped)]
+    if again and room == 0:
+        decision.table_again = again = False
+    count = first_table + len(kept) + len(answered) + again
+    record.sends = recent + [now] * count
+    return kept, count
+
+
+def group_room(record: Record, now: float) -> int:
+    """New group messages the minute still allows, by the times written in the record."""
+    return max(0, GROUP_SENDS_PER_MINUTE - sum(now - s < SEND_WINDOW for s in record.sends))
 
 
 def screens(
     before: Game | None, record: Record, decision: Decision, told: list[Screen], now: float
 ) -> list[Request]:
-    """Every request the decision owes: its extras, the table, the moments, the hands."""
-    requests: list[Request] = list(decision.extra)
+    """Every request the decision owes: its extras, the table, the moments, the hands. Every
+    message into the group goes to the game's forum topic, if it is played in one; none goes
+    there at all once the group (or the topic) is closed to the bot."""
+    chat, game_id, thread = record.chat, record.game_id, record.topic
+    requests: list[Request] = [
+        replace(r, thread=thread) if isinstance(r, Send) and r.chat_id == chat else r
+        for r in decision.extra
+    ]
     game = record.game
     duplicate = decision.result is Result.DUPLICATE
     if game is None or not (decision.write or decision.table_again or duplicate):
         return requests
-    chat, game_id = record.chat, record.game_id
-    table = render.table(game, chat, game_id, record.lang, now, record.note)
+    if decision.silent:
+        requests = [r for r in requests if getattr(r, "chat_id", None) != chat]
+        return requests + hand_requests(record, changed_hands(before, record, now))
+    table = render.table(game, chat, game_id, record.lang, now, record.note, topic=thread)
     if record.table_msg is None or decision.table_again:
-        requests.append(Send(chat, table, "table"))
+        requests.append(Send(chat, table, "table", thread))
         if record.table_msg is not None:
-            requests.append(EditButtons(chat, record.table_msg, ()))
+            # The old table keeps its buttons unless the new one arrives.
+            requests.append(EditButtons(chat, record.table_msg, (), after="table"))
     else:
-        requests.append(Edit(chat, record.table_msg, table, "table"))
-    requests += [Send(chat, screen, "final" if screen.buttons else None) for screen in told]
+        requests.append(Edit(chat, record.table_msg, table, "table", thread))
+    requests += [Send(chat, screen, "final" if screen.buttons else None, thread) for screen in told]
+    # The final play is settled: its buttons go. A retried update or a redraw cannot tell
+    # whether the first delivery took them off, so it does again ("not modified" is success).
     settled = before is not None and before.phase is Phase.DECIDE
-    if settled and game.phase is not Phase.DECIDE and record.final_msg is not None:
-        # The final play is settled: its buttons go.
+    again = duplicate or decision.all_hands
+    if (settled or again) and game.phase is not Phase.DECIDE and record.final_msg is not None:
         requests.append(EditButtons(chat, record.final_msg, ()))
     if game.phase is Phase.LOBBY:
         return requests
-    if decision.write:
-        requests += hand_requests(record, changed_hands(before, record, now))
-    elif duplicate or decision.all_hands:
+    if duplicate or decision.all_hands:
         # Telegram sends an update again only when it got no 200: the first delivery may have
         # committed and then died before sending (a container killed or timed out). Which hands
         # its move changed is no longer known, so all are drawn; an unchanged one costs a
-        # "message is not modified", which counts as success.
+        # "message is not modified", which counts as success. So does a redraw.
         requests += hand_requests(record, hand_screens(record, set(game.ids), now))
+    elif decision.write:
+        requests += hand_requests(record, changed_hands(before, record, now))
     return requests
 
 
@@ -89,7 +128,10 @@ def changed_hands(before: Game | None, record: Record, now: float) -> dict[int, 
     drawn = hand_screens(record, touched & humans, now)
     for player, screen in list(drawn.items()):
         lang = record.lang_of(player)
-        if render.hand(before, player, record.chat, record.game_id, lang, now) == screen:
+        drawn_before = render.hand(
+            before, player, record.chat, record.game_id, lang, now, topic=record.topic
+        )
+        if drawn_before == screen:
             del drawn[player]
     return drawn
 
@@ -100,7 +142,9 @@ def hand_screens(record: Record, players: set[int], now: float) -> dict[int, Scr
     if game is None or game.phase is Phase.LOBBY:
         return {}
     return {
-        p: render.hand(game, p, record.chat, record.game_id, record.lang_of(p), now)
+        p: render.hand(
+            game, p, record.chat, record.game_id, record.lang_of(p), now, topic=record.topic
+        )
         for p in players
         if p > 0 and p in game.ids
     }

@@ -21,7 +21,14 @@ from handlers.text import block, t, tn
 
 
 def moments(  # noqa: PLR0917 - the bot's one call shape for every screen
-    events: Sequence[ev.Event], game: Game, chat: int, game_id: int, lang: str, now: float
+    events: Sequence[ev.Event],
+    game: Game,
+    chat: int,
+    game_id: int,
+    lang: str,
+    now: float,
+    *,
+    topic: int | None = None,
 ) -> list[Screen]:
     """New group messages, in order: a challenge, a final play, a decision passed on, the end.
 
@@ -35,11 +42,11 @@ def moments(  # noqa: PLR0917 - the bot's one call shape for every screen
                 screens.append(Screen(block(lang, _challenge(event, game, lang))))
             case ev.FinalPlay():
                 lines = _final_play(event, events[:i], game, lang, now)
-                buttons = _decision_buttons(lang, chat, game_id, event.play)
+                buttons = _decision_buttons(lang, chat, game_id, event.play, topic)
                 screens.append(Screen(block(lang, lines), buttons))
             case ev.DecisionPassed():
                 lines = _decision_passed(event, game, lang, now)
-                buttons = _decision_buttons(lang, chat, game_id, game.plays)
+                buttons = _decision_buttons(lang, chat, game_id, game.plays, topic)
                 screens.append(Screen(block(lang, lines), buttons))
             case ev.Won():
                 screens.append(Screen(block(lang, _won(event, events[:i], game, lang, now))))
@@ -72,11 +79,11 @@ def _challenge(e: ev.Challenged, game: Game, lang: str) -> list[str]:
     return lines
 
 
-def _decision_buttons(lang: str, chat: int, game_id: int, play: int) -> Keyboard:
+def _decision_buttons(lang: str, chat: int, game_id: int, play: int, topic: int | None) -> Keyboard:
     return (
         (
-            Button(t(lang, "btn_liar"), press_data(Kind.SHOUT, chat, game_id, play)),
-            Button(t(lang, "btn_stand"), press_data(Kind.STAND, chat, game_id, play)),
+            Button(t(lang, "btn_liar"), press_data(Kind.SHOUT, chat, game_id, play, topic)),
+            Button(t(lang, "btn_stand"), press_data(Kind.STAND, chat, game_id, play, topic)),
         ),
     )
 

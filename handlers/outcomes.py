@@ -59,6 +59,7 @@ class Via(StrEnum):
     COMMAND = "command"
     TIMER = "timer"
     MIGRATION = "migration"
+    REMOVED = "removed"  # the group, or the game's topic, no longer takes the bot's messages
     IGNORED = "ignored"
 
 
@@ -76,6 +77,7 @@ class Decision:
     reachable: set[int] = field(default_factory=set)  # players whose private chat works again
     table_again: bool = False  # /table: a new table message at the bottom
     all_hands: bool = False  # every hand drawn again, changed or not
+    silent: bool = False  # the group (or its topic) no longer takes the bot's messages
 
 
 class Act(Protocol):
@@ -93,6 +95,7 @@ class Outcome:
     reason: Reason | None = None
     chat: int | None = None
     action: str = ""
+    topic: int | None = None
     conflicts: int = 0
     telegram_requests: int = 0
     reply: dict[str, Any] | None = None
@@ -107,6 +110,7 @@ class Outcome:
         return {
             "update": update_id,
             "chat": self.chat,
+            **({} if self.topic is None else {"topic": self.topic}),
             "kind": self.via.value,
             "action": self.action,
             "outcome": self.label,

@@ -57,20 +57,30 @@ def _dots(bullets: int) -> str:
     return "●" * bullets + "○" * (BULLETS - bullets)
 
 
-def press_data(kind: Kind, chat: int, game_id: int, number: int = 0) -> str:
-    return encode(Press(kind, chat, game_id, number))
+def press_data(
+    kind: Kind, chat: int, game_id: int, number: int = 0, topic: int | None = None
+) -> str:
+    return encode(Press(kind, chat, game_id, number, topic=topic))
 
 
 # --- the table: one group message, edited in place -------------------------------------------
 
 
 def table(  # noqa: PLR0917 - the bot's one call shape for every screen
-    game: Game, chat: int, game_id: int, lang: str, now: float, note: str | None = None
+    game: Game,
+    chat: int,
+    game_id: int,
+    lang: str,
+    now: float,
+    note: str | None = None,
+    *,
+    topic: int | None = None,
 ) -> Screen:
-    """The group's table: the lobby, the running game (UI.md), or the end and its ranking."""
+    """The group's table: the lobby, the running game (UI.md), or the end and its ranking.
+    `topic`: the forum topic the game is played in, which its buttons name."""
     v = view(game, None, now)
     if v.phase is Phase.LOBBY:
-        return _lobby(game, v, chat, game_id, lang, note=note)
+        return _lobby(game, v, chat, game_id, lang, note, topic)
     if v.phase is Phase.OVER:
         return _over(game, v, lang, note)
     lines = [
@@ -101,13 +111,17 @@ def table(  # noqa: PLR0917 - the bot's one call shape for every screen
         lines.append(tn(lang, "decide_line", seconds, player=player, decider=decider))
     buttons: list[Button] = []
     if v.shout_open:
-        buttons.append(Button(t(lang, "btn_liar"), press_data(Kind.SHOUT, chat, game_id, v.plays)))
+        data = press_data(Kind.SHOUT, chat, game_id, v.plays, topic)
+        buttons.append(Button(t(lang, "btn_liar"), data))
     if final is not None and (v.deadline is None or now < v.deadline):
-        buttons.append(Button(t(lang, "btn_stand"), press_data(Kind.STAND, chat, game_id, v.plays)))
+        data = press_data(Kind.STAND, chat, game_id, v.plays, topic)
+        buttons.append(Button(t(lang, "btn_stand"), data))
     return Screen(block(lang, lines), (tuple(buttons),) if buttons else ())
 
 
-def _lobby(game: Game, v: View, chat: int, game_id: int, lang: str, *, note: str | None) -> Screen:
+def _lobby(  # noqa: PLR0917 - the table's own arguments
+    game: Game, v: View, chat: int, game_id: int, lang: str, note: str | None, topic: int | None
+) -> Screen:
     """Who sits at the table; Join, Leave, and Start once it can start; a button per computer
     player to take it off (its press is checked: the opener or an admin)."""
     lines = [t(lang, "title_lobby"), t(lang, "lobby_limits"), ""]
@@ -122,16 +136,17 @@ def _lobby(game: Game, v: View, chat: int, game_id: int, lang: str, *, note: str
     if note:
         lines += ["", note]
     buttons = [
-        Button(t(lang, "btn_join"), press_data(Kind.JOIN, chat, game_id)),
-        Button(t(lang, "btn_leave"), press_data(Kind.LEAVE, chat, game_id)),
+        Button(t(lang, "btn_join"), press_data(Kind.JOIN, chat, game_id, topic=topic)),
+        Button(t(lang, "btn_leave"), press_data(Kind.LEAVE, chat, game_id, topic=topic)),
     ]
     people = [s for s in v.seats if s.player > 0]  # computer players alone cannot start
     if MIN_PLAYERS <= len(v.seats) <= MAX_PLAYERS and people:
-        buttons.append(Button(t(lang, "btn_start"), press_data(Kind.START, chat, game_id)))
+        start = press_data(Kind.START, chat, game_id, topic=topic)
+        buttons.append(Button(t(lang, "btn_start"), start))
     removals = [
         Button(
             t(lang, "btn_remove", name=shown[s.player]),
-            press_data(Kind.REMOVE, chat, game_id, -s.player),
+            press_data(Kind.REMOVE, chat, game_id, -s.player, topic),
         )
         for s in v.seats
         if s.player < 0
@@ -170,7 +185,15 @@ def ranking_lines(game: Game, v: View, ranking: Sequence[int], lang: str) -> lis
 
 
 def hand(  # noqa: PLR0917 - the bot's one call shape for every screen
-    game: Game, player: int, chat: int, game_id: int, lang: str, now: float, selection: int = 0
+    game: Game,
+    player: int,
+    chat: int,
+    game_id: int,
+    lang: str,
+    now: float,
+    selection: int = 0,
+    *,
+    topic: int | None = None,
 ) -> Screen:
     """`player`'s own hand: their cards as toggle buttons, Play and Liar! when they may."""
     v = view(game, player, now)
@@ -198,6 +221,7 @@ def hand(  # noqa: PLR0917 - the bot's one call shape for every screen
         selection=selection,
         rank=v.rank if v.can_play else NO_RANK,
         shout=v.can_play and v.can_shout,
+        topic=topic,
     )
     return Screen(block(lang, lines), keyboard)
 
@@ -233,6 +257,7 @@ def hand_buttons(press: Press, lang: str) -> Keyboard:
         selection=press.cards,
         rank=press.rank,
         shout=press.shout,
+        topic=press.topic,
     )
 
 
@@ -246,6 +271,7 @@ def _hand_keyboard(
     selection: int,
     rank: int,
     shout: bool,
+    topic: int | None = None,
 ) -> Keyboard:
     """Toggles in rank order, rows of `ROW`; Play N × RANK when `rank` is set and 1-4 are
     selected; Liar! when `shout`. Each toggle carries all of this for the next redraw."""
@@ -255,9 +281,10 @@ def _hand_keyboard(
     toggle_number = number if rank != NO_RANK else 0
     # Every toggle's data differs only in the selection it sets: spell the rest once (the
     # hand is redrawn for each move, up to 51 cards at a time).
-    spell = toggles(
-        Press(Kind.TOGGLE, chat, game_id, toggle_number, hand=held, rank=rank, shout=shout)
+    toggle = Press(
+        Kind.TOGGLE, chat, game_id, toggle_number, hand=held, rank=rank, shout=shout, topic=topic
     )
+    spell = toggles(toggle)
     buttons = [
         Button(
             ("✓" if selection >> card & 1 else "") + card_name(card), spell(selection ^ 1 << card)
@@ -269,10 +296,11 @@ def _hand_keyboard(
     chosen = count(selection)
     if rank != NO_RANK and 1 <= chosen <= MAX_PLAY:
         label = t(lang, "btn_play", n=chosen, rank=RANKS[rank])
-        data = encode(Press(Kind.PLAY, chat, game_id, number, cards=selection))
+        data = encode(Press(Kind.PLAY, chat, game_id, number, cards=selection, topic=topic))
         actions.append(Button(label, data))
     if shout:
-        actions.append(Button(t(lang, "btn_liar"), press_data(Kind.SHOUT, chat, game_id, number)))
+        data = press_data(Kind.SHOUT, chat, game_id, number, topic)
+        actions.append(Button(t(lang, "btn_liar"), data))
     if actions:
         rows.append(tuple(actions))
     return tuple(rows)

@@ -33,13 +33,16 @@ class SqsTimers:
         self.client = client
         self.queue_url = queue_url
 
-    def schedule(self, chat: int, at: float, now: float) -> None:
+    def schedule(self, chat: int, at: float, now: float, topic: int | None = None) -> None:
         delay = math.ceil(at - now)
         if delay > MAX_SQS_DELAY:
             return
+        body: dict[str, float | int] = {"chat": chat, "at": at}
+        if topic is not None:
+            body["topic"] = topic
         self.client.send_message(
             QueueUrl=self.queue_url,
-            MessageBody=json.dumps({"chat": chat, "at": at}),
+            MessageBody=json.dumps(body),
             DelaySeconds=max(0, delay),
         )
 

@@ -32,31 +32,40 @@ class Screen:
 @dataclass(frozen=True, slots=True)
 class Send:
     """A new message. `remember` names it ("table", "final", "hand:<user>") when its id must
-    be kept to edit it later."""
+    be kept to edit it later; `thread` is the forum topic it goes to (None: the chat itself, or
+    a forum's General topic)."""
 
     chat_id: int
     screen: Screen
     remember: str | None = None
+    thread: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Edit:
     """Replace a message's text and buttons. If the message is gone (deleted by a user), a new
-    one is sent instead and remembered under `remember`."""
+    one is sent instead (into the forum topic `thread`) and remembered under `remember`."""
 
     chat_id: int
     message_id: int
     screen: Screen
     remember: str | None = None
+    thread: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class EditButtons:
-    """Replace only a message's buttons (a card toggle; a settled message losing its buttons)."""
+    """Replace only a message's buttons (a card toggle; a settled message losing its buttons).
+
+    `after` names a message sent in the same batch (its `remember` key) that replaces this one:
+    the buttons go only once the replacement is delivered, so players are never left without
+    them (a new table whose send met a flood limit leaves the old table as it was).
+    """
 
     chat_id: int
     message_id: int
     buttons: Keyboard
+    after: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

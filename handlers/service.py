@@ -10,6 +10,7 @@ heals what it left stale.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import random
 import secrets
@@ -20,8 +21,9 @@ from typing import Any, Protocol
 import telegram
 from telegram import CallbackQuery
 
+from engine import Game
 from handlers import delivery, telegram_io, timing
-from handlers.acts import Redraw
+from handlers.acts import Abandon, Redraw
 from handlers.outcomes import Act, Decision, Outcome, Result, Via
 from handlers.render import name_of
 from handlers.screens import Answer, Request, Screen, Send
@@ -37,9 +39,30 @@ class Busy(Exception):
     """The chat's item kept changing under us, or the store failed: nothing was committed."""
 
 
+class _Written:
+    """An attempt whose conditional write was refused, kept to tell whether it landed anyway."""
+
+    def __init__(
+        self,
+        record: Record,
+        decision: Decision,
+        moments: list[Screen],
+        before: Game | None,
+        previous_due: float | None,
+    ) -> None:
+        self.version, self.writer = record.version + 1, record.writer
+        self.decision, self.moments, self.before = decision, moments, before
+        self.previous_due = previous_due
+
+    def landed(self, stored: Record) -> bool:
+        """Whether `stored` is this attempt's write: its version, and its writer's token (the
+        same update handled at once by two containers may write the very same document)."""
+        return (stored.version, stored.writer) == (self.version, self.writer)
+
+
 class Timers(Protocol):
-    def schedule(self, chat: int, at: float, now: float) -> None:
-        """Have the timer look at `chat` at `at` (seconds), give or take a second."""
+    def schedule(self, chat: int, at: float, now: float, topic: int | None = None) -> None:
+        """Have the timer look at `chat` (its forum `topic`) at `at` seconds, give or take one."""
         ...
 
 
@@ -72,6 +95,10 @@ class Service:
         self.sleep = sleep
         # Through a webhook, a button's answer rides on the HTTP response: no extra request.
         self.webhook_replies = webhook_replies
+        # Each write carries a token of its own, unique across containers (not game randomness:
+        # `rng` may be seeded alike in two of them), to recognise it after a lost answer.
+        self._writer = secrets.token_hex(5)
+        self._writes = itertools.count()
 
     async def transact(
         self,
@@ -79,44 +106,68 @@ class Service:
         update_id: int | None,
         act: Act,
         *,
+        topic: int | None = None,
         query: CallbackQuery | None = None,
         action: str = "",
         via: Via | None = None,
     ) -> Outcome:
-        """Decide `act` on the chat's record and commit it (see the module's docstring).
+        """Decide `act` on the record of the chat (of its forum `topic`, for a game played in
+        one) and commit it (see the module's docstring).
 
         `update_id` (None for the timer) makes a repeated update a duplicate; `query` is the
         button press to answer, with the refusal if any.
         """
         if via is None:
             via = Via.PRESS if query else (Via.TIMER if update_id is None else Via.COMMAND)
-        outcome = Outcome(via, chat=chat, action=action)
+        outcome = Outcome(via, chat=chat, action=action, topic=topic)
+        refused: _Written | None = None  # the last attempt, when its write was refused
         for attempt in range(MAX_ATTEMPTS):
             moments: list[Screen] = []
             now = self.clock()
-            record = self.store.load(chat)
+            record = self.store.load(chat, topic)
+            if refused is not None and refused.landed(record):
+                # The write did land: its answer was lost, and the store client's own retry met
+                # the version check. That attempt committed, and announces its moments.
+                outcome.conflicts -= 1
+                decision, moments, before = refused.decision, refused.moments, refused.before
+                if record.due is not None and record.due != refused.previous_due:
+                    self.schedule(chat, record.due, now, topic)
+                break
+            if record.moving is not None:
+                # The group became a supergroup while this update was on its way: finish the
+                # move (it may be half-done) and act on the game where it now lives.
+                self.store.move(chat, record.moving)
+                chat = outcome.chat = record.moving
+                continue
             before = record.game
             if update_id is not None and update_id in record.updates:
                 decision = Decision(result=Result.DUPLICATE)
                 break
             decision = act.decide(record, now)
-            if not decision.write:
+            moments, group_sends = delivery.plan_sends(before, record, decision, now)
+            # A reply into the group is written too (its time counts against the group's flood
+            # limit), unless the chat has no record yet: a group the bot never played in.
+            counted = group_sends > 0 and record.version > 0
+            if not (decision.write or counted):
                 break
             if update_id is not None:
                 record.updates = [*record.updates, update_id]  # the store keeps the latest
-            moments = delivery.plan_moments(before, record, decision, now)
+            record.writer = f"{self._writer}.{next(self._writes):x}"
             previous_due = record.due
-            record.due = timing.next_due(record, now, self.idle_expiry)
+            record.due = timing.next_due(record, self.idle_expiry)
             record.expires = timing.expiry(record, now, self.idle_expiry)
             try:
                 self.store.save(record, new_game=decision.new_game)
             except Conflict:
+                refused = _Written(record, decision, moments, before, previous_due)
                 outcome.conflicts += 1
                 # Jitter, so that racing writers do not collide again in step.
                 await self.sleep(self.rng.uniform(0.005, 0.02) * (attempt + 1))
                 continue
             if record.due is not None and record.due != previous_due:
-                self.schedule(chat, record.due, now)
+                self.schedule(chat, record.due, now, topic)
+            if decision.new_game and topic is not None:
+                self._add_topic(record)
             break
         else:
             raise Busy(f"chat {chat}: {MAX_ATTEMPTS} conflicting writes in a row")
@@ -132,14 +183,45 @@ class Service:
         sent = await telegram_io.deliver(self.bot, requests)
         outcome.telegram_requests = sent.requests
         await self._learn(record, decision, sent)
+        if (chat, topic) in sent.topics_gone or chat in sent.kicked:
+            # The group (or the game's topic) refuses the bot now: the game ends at once, and
+            # nothing more is sent there, so nothing more can fail there.
+            await self.abandon(chat, topic)
+        elif sent.owed is not None and record.version > 0:
+            self.owe(chat, self.clock() + sent.owed, topic)
         return outcome
 
-    def schedule(self, chat: int, due: float, now: float) -> None:
+    async def abandon(self, chat: int, topic: int | None, update_id: int | None = None) -> Outcome:
+        """End the game of a chat (or topic) that no longer takes the bot's messages."""
+        return await self.transact(
+            chat, update_id, Abandon(), topic=topic, action="abandon", via=Via.REMOVED
+        )
+
+    def _add_topic(self, record: Record) -> None:
+        """Bookkeeping after the commit: logged, never raised."""
+        assert record.topic is not None
+        try:
+            self.store.add_topic(record.chat, record.topic, record.expires)
+        except Exception:
+            LOGGER.warning("could not keep topic %s of chat %s", record.topic, record.chat)
+
+    def owe(self, chat: int, at: float, topic: int | None = None) -> None:
+        """Telegram made screens wait longer than a handler may: the timer draws the table and
+        every hand again at `at`, from the game stored then. Logged, never raised (the move is
+        committed); a later update draws what changed meanwhile anyway."""
+        try:
+            self.store.owe(chat, at, topic)
+        except Exception:
+            LOGGER.warning("could not mark chat %s for a redraw", chat, exc_info=True)
+            return
+        self.schedule(chat, at, self.clock(), topic)
+
+    def schedule(self, chat: int, due: float, now: float, topic: int | None = None) -> None:
         """Set the chat's timer; a failure is logged, never raised (the move is committed)."""
         if self.timers is None:
             return
         try:
-            self.timers.schedule(chat, due, now)
+            self.timers.schedule(chat, due, now, topic)
         except Exception:
             # Raising would answer 500, and Telegram's retry would be a duplicate that never
             # sends this move's messages. The minute sweep of `due` fires the game anyway.
@@ -162,6 +244,7 @@ class Service:
             self.store.remember(
                 record.chat,
                 record.game_id,
+                topic=record.topic,
                 table=remembered.get("table"),
                 final=remembered.get("final"),
                 hands=hands,
@@ -173,11 +256,18 @@ class Service:
             # The move is committed: a 500 would have Telegram retry a done move. The ids lost
             # only cost a message sent anew later.
             LOGGER.warning("could not remember what was sent", exc_info=True)
-        if newly_unreachable and record.game is not None:
+        # Told once per player, after sending, so it is not written in `sends`: sent only while
+        # the group's minute has room.
+        room = delivery.group_room(record, self.clock())
+        if newly_unreachable and record.game is not None and room > 0:
             game, lang = record.game, record.lang
             notices: list[Request] = [
-                Send(record.chat, Screen(t(lang, "unreachable", name=name_of(game, p, lang))))
-                for p in sorted(newly_unreachable)
+                Send(
+                    record.chat,
+                    Screen(t(lang, "unreachable", name=name_of(game, p, lang))),
+                    thread=record.topic,
+                )
+                for p in sorted(newly_unreachable)[:room]
             ]
             await telegram_io.deliver(self.bot, notices)
         for old, new in sent.migrated.items():

@@ -1,4 +1,5 @@
-"""Where a chat's game lives: one item per group chat, read once and written once per action.
+"""Where a chat's game lives: one item per group chat (per forum topic in a group with topics),
+read once and written once per action.
 
 `Store` is the port; `DynamoStore` the adapter (one consistent GetItem, one UpdateItem
 conditional on the version) and `MemoryStore` the fake with the same semantics. The game and
@@ -20,7 +21,7 @@ from handlers.names import TITLE_LENGTH
 
 RECENT_UPDATES = 12  # a retried update comes back within a minute, after a few others
 DUE_SHARD = "due"  # the sparse index's only partition: few games have a timer at once
-MOVE_ATTEMPTS = 6  # a migration racing moves still made on the old chat id
+SHARD_NAME = {"#shard": "shard"}  # a reserved word in DynamoDB
 
 
 class Conflict(Exception):
@@ -29,9 +30,10 @@ class Conflict(Exception):
 
 @dataclass
 class Record:
-    """Everything the bot keeps about one group chat."""
+    """Everything the bot keeps about one group chat, or one forum topic of it."""
 
     chat: int
+    topic: int | None = None  # the forum topic (`message_thread_id`); None: the chat itself
     version: int = 0  # 0: never written
     game: Game | None = None
     game_id: int = 0  # the current game's, in its buttons (callbacks.GAME_IDS); 0: none yet
@@ -43,7 +45,11 @@ class Record:
     sends: list[float] = field(default_factory=list)  # times of recent new group messages
     due: float | None = None  # when the timer must look at this game next
     expires: int | None = None  # epoch seconds after which DynamoDB may delete the item
+    writer: str | None = None  # a token of the last write's attempt, written with it
     # Set after sending, outside the versioned document:
+    moving: int | None = None  # the supergroup this item is moving to: writes here are refused
+    owed: float | None = None  # when the screens are to be drawn again (Telegram said wait)
+    redrawn: float | None = None  # the `owed` mark this write settles (cleared only if unchanged)
     table_msg: int | None = None
     final_msg: int | None = None
     hand_msgs: dict[int, int] = field(default_factory=dict)
@@ -106,8 +112,9 @@ class Counts:
 class Store(Protocol):
     counts: Counts
 
-    def load(self, chat: int) -> Record:
-        """The chat's record, read consistently; a new, unsaved one if there is none."""
+    def load(self, chat: int, topic: int | None = None) -> Record:
+        """The record of the chat (or of its forum topic), read consistently; a new, unsaved
+        one if there is none."""
         ...
 
     def save(self, record: Record, *, new_game: bool = False) -> Record:
@@ -120,6 +127,7 @@ class Store(Protocol):
         chat: int,
         game_id: int,
         *,
+        topic: int | None = None,
         table: int | None = None,
         final: int | None = None,
         hands: dict[int, int] | None = None,
@@ -130,21 +138,42 @@ class Store(Protocol):
         to another game) and which players' private chats refuse or accept the bot."""
         ...
 
-    def due(self, now: float, limit: int = 100) -> list[int]:
-        """Chats whose timer is due at `now`: the safety-net sweep's reading."""
+    def owe(self, chat: int, at: float, topic: int | None = None) -> None:
+        """The chat's screens are to be drawn again at `at` (a flood limit outlasted the
+        handler): marked outside the versioned document, the latest mark kept, and `due` moved
+        earlier if need be so that the sweep finds it."""
+        ...
+
+    def due(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:
+        """Chats (and topics) whose timer is due at `now`: the safety-net sweep's reading."""
+        ...
+
+    def add_topic(self, chat: int, topic: int, expires: int | None) -> None:
+        """A game was opened in a forum topic of `chat`: kept, so that whatever ends every game
+        of the chat (the bot removed from it) finds that one."""
+        ...
+
+    def topics(self, chat: int) -> list[int]:
+        """The forum topics of `chat` in which games were opened."""
         ...
 
     def move(self, old_chat: int, new_chat: int) -> None:
-        """A group became a supergroup: its game now lives under the new chat id."""
+        """A group became a supergroup: its game now lives under the new chat id. Idempotent;
+        while a move is under way the old record reads `moving` and refuses writes."""
         ...
 
 
-def _pk(chat: int) -> str:
-    return f"chat#{chat}"
+def _pk(chat: int, topic: int | None = None) -> str:
+    return f"chat#{chat}" if topic is None else f"chat#{chat}#{topic}"
 
 
-def _chat_of(pk: str) -> int:
-    return int(pk.removeprefix("chat#"))
+def _place_of(pk: str) -> tuple[int, int | None]:
+    chat, _, topic = pk.removeprefix("chat#").partition("#")
+    return int(chat), int(topic) if topic else None
+
+
+def _topics_pk(chat: int) -> str:
+    return f"topics#{chat}"
 
 
 class DynamoStore:
@@ -157,18 +186,21 @@ class DynamoStore:
         errors = client.exceptions
         self._conditional_failed = errors.ConditionalCheckFailedException
 
-    def load(self, chat: int) -> Record:
+    def load(self, chat: int, topic: int | None = None) -> Record:
         self.counts.reads += 1
         item = self.client.get_item(
-            TableName=self.table, Key={"pk": {"S": _pk(chat)}}, ConsistentRead=True
+            TableName=self.table, Key={"pk": {"S": _pk(chat, topic)}}, ConsistentRead=True
         ).get("Item")
-        record = Record(chat)
+        record = Record(chat, topic)
         if item is None:
             return record
         record.version = int(item["ver"]["N"])
         record.read_document(item["doc"]["S"])
         record.due = float(item["due"]["N"]) / 1000 if "due" in item else None
         record.expires = int(item["expires"]["N"]) if "expires" in item else None
+        record.writer = item["w"]["S"] if "w" in item else None
+        record.owed = float(item["ow"]["N"]) / 1000 if "ow" in item else None
+        record.moving = int(item["mv"]["N"]) if "mv" in item else None
         record.table_msg = int(item["tm"]["N"]) if "tm" in item else None
         record.final_msg = int(item["fm"]["N"]) if "fm" in item else None
         record.hand_msgs = {int(k): int(v["N"]) for k, v in item.get("hm", {}).get("M", {}).items()}
@@ -195,20 +227,28 @@ class DynamoStore:
         else:
             sets.append("expires = :exp")
             values[":exp"] = {"N": str(record.expires)}
+        if record.writer is not None:
+            sets.append("w = :w")
+            values[":w"] = {"S": record.writer}
         if new_game:
             sets[3] = "hm = :empty"
             removes += ["tm", "fm"]
         if record.version == 0:
             condition = "attribute_not_exists(pk)"
         else:
-            condition = "ver = :old"
+            # An item marked as moving to its supergroup takes no more writes (see `move`).
+            condition = "ver = :old AND attribute_not_exists(mv)"
             values[":old"] = {"N": str(record.version)}
+        if record.redrawn is not None:
+            removes.append("ow")
+            condition += " AND ow = :ow"
+            values[":ow"] = {"N": str(round(record.redrawn * 1000))}
         expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
         self.counts.writes += 1
         try:
             self.client.update_item(
                 TableName=self.table,
-                Key={"pk": {"S": _pk(record.chat)}},
+                Key={"pk": {"S": _pk(record.chat, record.topic)}},
                 UpdateExpression=expression,
                 ConditionExpression=condition,
                 ExpressionAttributeNames={"#shard": "shard"},  # a reserved word in DynamoDB
@@ -217,16 +257,46 @@ class DynamoStore:
         except self._conditional_failed as e:
             raise Conflict(record.chat) from e
         record.version += 1
+        record.redrawn = None
         if new_game:
             record.table_msg = record.final_msg = None
             record.hand_msgs = {}
         return record
+
+    def owe(self, chat: int, at: float, topic: int | None = None) -> None:
+        key = {"pk": {"S": _pk(chat, topic)}}
+        at_ms = {"N": str(round(at * 1000))}
+        later = "attribute_exists(ver) AND (attribute_not_exists(ow) OR ow < :at)"
+        # The mark, and `due` if it was later (or unset); else the mark alone; else a later mark
+        # stands already, and the redraw it brings covers this one.
+        for expression, condition, values in (
+            (
+                "SET ow = :at, due = :at, #shard = :shard",
+                f"{later} AND (attribute_not_exists(due) OR due > :at)",
+                {":at": at_ms, ":shard": {"S": DUE_SHARD}},
+            ),
+            ("SET ow = :at", later, {":at": at_ms}),
+        ):
+            self.counts.writes += 1
+            try:
+                self.client.update_item(
+                    TableName=self.table,
+                    Key=key,
+                    UpdateExpression=expression,
+                    ConditionExpression=condition,
+                    ExpressionAttributeValues=values,
+                    **({"ExpressionAttributeNames": SHARD_NAME} if "#" in expression else {}),
+                )
+                return
+            except self._conditional_failed:
+                continue
 
     def remember(
         self,
         chat: int,
         game_id: int,
         *,
+        topic: int | None = None,
         table: int | None = None,
         final: int | None = None,
         hands: dict[int, int] | None = None,
@@ -261,14 +331,14 @@ class DynamoStore:
         with contextlib.suppress(self._conditional_failed):
             self.client.update_item(
                 TableName=self.table,
-                Key={"pk": {"S": _pk(chat)}},
+                Key={"pk": {"S": _pk(chat, topic)}},
                 UpdateExpression=expression.strip(),
                 ConditionExpression="gn = :gn",
                 ExpressionAttributeValues=values,
                 **({"ExpressionAttributeNames": names} if names else {}),
             )
 
-    def due(self, now: float, limit: int = 100) -> list[int]:
+    def due(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:
         self.counts.reads += 1
         found = self.client.query(
             TableName=self.table,
@@ -281,41 +351,64 @@ class DynamoStore:
             },
             Limit=limit,
         )
-        return [_chat_of(item["pk"]["S"]) for item in found.get("Items", [])]
+        return [_place_of(item["pk"]["S"]) for item in found.get("Items", [])]
+
+    def add_topic(self, chat: int, topic: int, expires: int | None) -> None:
+        self.counts.writes += 1
+        values: dict[str, Any] = {":t": {"NS": [str(topic)]}}
+        sets = ""
+        if expires is not None:
+            sets, values[":exp"] = "SET expires = :exp ", {"N": str(expires)}
+        self.client.update_item(
+            TableName=self.table,
+            Key={"pk": {"S": _topics_pk(chat)}},
+            UpdateExpression=f"{sets}ADD ts :t",
+            ExpressionAttributeValues=values,
+        )
+
+    def topics(self, chat: int) -> list[int]:
+        self.counts.reads += 1
+        item = self.client.get_item(
+            TableName=self.table, Key={"pk": {"S": _topics_pk(chat)}}, ConsistentRead=True
+        ).get("Item", {})
+        return sorted(int(n) for n in item.get("ts", {}).get("NS", []))
 
     def move(self, old_chat: int, new_chat: int) -> None:
-        # No transactions (dynalite has none), so: copy, then delete the old item only while it
-        # is still the version copied. A move that lands on the old item in between (a hand's
-        # button still names the old chat) fails the delete and is copied again, never lost.
-        for _ in range(MOVE_ATTEMPTS):
-            self.counts.reads += 1
-            item = self.client.get_item(
-                TableName=self.table, Key={"pk": {"S": _pk(old_chat)}}, ConsistentRead=True
-            ).get("Item")
-            if item is None:
-                return
-            version = {":ver": item["ver"]}
-            item["pk"] = {"S": _pk(new_chat)}
-            self.counts.writes += 2
-            # Refused when the new chat holds this version or a later one: a retried update.
-            with contextlib.suppress(self._conditional_failed):
-                self.client.put_item(
-                    TableName=self.table,
-                    Item=item,
-                    ConditionExpression="attribute_not_exists(pk) OR ver < :ver",
-                    ExpressionAttributeValues=version,
-                )
-            try:
-                self.client.delete_item(
-                    TableName=self.table,
-                    Key={"pk": {"S": _pk(old_chat)}},
-                    ConditionExpression="ver = :ver",
-                    ExpressionAttributeValues=version,
-                )
-                return
-            except self._conditional_failed:
-                continue
-        raise Conflict(f"chat {old_chat}: kept changing while it moved to {new_chat}")
+        # No transactions (dynalite has none), so: mark the old item as moving first, which
+        # refuses every later write to it (a move still made on the old chat id, by a hand's
+        # button, is refused and retried on the new one); then copy it, then delete it. Each
+        # step may be repeated: a retry finishes a move left half-done.
+        old_key, new_key = {"pk": {"S": _pk(old_chat)}}, {"pk": {"S": _pk(new_chat)}}
+        not_elsewhere = "(attribute_not_exists(mv) OR mv = :new)"
+        self.counts.writes += 1
+        try:
+            self.client.update_item(
+                TableName=self.table,
+                Key=old_key,
+                UpdateExpression="SET mv = :new",
+                ConditionExpression=f"attribute_exists(ver) AND {not_elsewhere}",
+                ExpressionAttributeValues={":new": {"N": str(new_chat)}},
+            )
+        except self._conditional_failed:
+            return  # nothing left under the old id: moved already
+        self.counts.reads += 1
+        item = self.client.get_item(TableName=self.table, Key=old_key, ConsistentRead=True).get(
+            "Item"
+        )
+        if item is None:
+            return  # another delivery of the migration finished it meanwhile
+        del item["mv"]
+        item.update(new_key)
+        self.counts.writes += 2
+        # Refused when the new chat holds this version or a later one: a retried move.
+        with contextlib.suppress(self._conditional_failed):
+            self.client.put_item(
+                TableName=self.table,
+                Item=item,
+                ConditionExpression="attribute_not_exists(pk) OR ver < :ver",
+                ExpressionAttributeValues={":ver": item["ver"]},
+            )
+        self.client.delete_item(TableName=self.table, Key=old_key)
 
 
 @dataclass
@@ -325,6 +418,8 @@ class _Stored:
     game_id: int
     due: float | None
     expires: int | None
+    writer: str | None = None
+    owed: float | None = None
     table: int | None = None
     final: int | None = None
     hands: dict[int, int] = field(default_factory=dict)
@@ -335,20 +430,22 @@ class MemoryStore:
     """The in-memory fake: the same conditional semantics, atomic under threads."""
 
     def __init__(self) -> None:
-        self.items: dict[int, _Stored] = {}
+        self.items: dict[tuple[int, int | None], _Stored] = {}
+        self.forum_topics: dict[int, set[int]] = {}
         self.counts = Counts()
         self._lock = threading.Lock()
 
-    def load(self, chat: int) -> Record:
+    def load(self, chat: int, topic: int | None = None) -> Record:
         with self._lock:
             self.counts.reads += 1
-            stored = self.items.get(chat)
-            record = Record(chat)
+            stored = self.items.get((chat, topic))
+            record = Record(chat, topic)
             if stored is None:
                 return record
             record.version = stored.version
             record.read_document(stored.document)
             record.due, record.expires = stored.due, stored.expires
+            record.writer, record.owed = stored.writer, stored.owed
             record.table_msg, record.final_msg = stored.table, stored.final
             record.hand_msgs = dict(stored.hands)
             record.unreachable = set(stored.unreachable)
@@ -357,28 +454,52 @@ class MemoryStore:
     def save(self, record: Record, *, new_game: bool = False) -> Record:
         with self._lock:
             self.counts.writes += 1
-            stored = self.items.get(record.chat)
+            place = (record.chat, record.topic)
+            stored = self.items.get(place)
             if (stored.version if stored else 0) != record.version:
                 raise Conflict(record.chat)
+            owed = stored.owed if stored else None
+            if record.redrawn is not None and owed != record.redrawn:
+                raise Conflict(record.chat)
             kept = _Stored(
-                record.version + 1, record.document(), record.game_id, record.due, record.expires
+                record.version + 1,
+                record.document(),
+                record.game_id,
+                record.due,
+                record.expires,
+                record.writer,
             )
+            if record.redrawn is None:
+                kept.owed = owed
             if stored is not None:
                 kept.unreachable = stored.unreachable
                 if not new_game:
                     kept.table, kept.final, kept.hands = stored.table, stored.final, stored.hands
-            self.items[record.chat] = kept
+            self.items[place] = kept
         record.version += 1
+        record.redrawn = None
         if new_game:
             record.table_msg = record.final_msg = None
             record.hand_msgs = {}
         return record
+
+    def owe(self, chat: int, at: float, topic: int | None = None) -> None:
+        at = round(at * 1000) / 1000  # stored to the millisecond, as in DynamoDB
+        with self._lock:
+            self.counts.writes += 1
+            stored = self.items.get((chat, topic))
+            if stored is None or (stored.owed is not None and stored.owed >= at):
+                return
+            stored.owed = at
+            if stored.due is None or stored.due > at:
+                stored.due = at
 
     def remember(
         self,
         chat: int,
         game_id: int,
         *,
+        topic: int | None = None,
         table: int | None = None,
         final: int | None = None,
         hands: dict[int, int] | None = None,
@@ -389,7 +510,7 @@ class MemoryStore:
             return
         with self._lock:
             self.counts.writes += 1
-            stored = self.items.get(chat)
+            stored = self.items.get((chat, topic))
             if stored is None or stored.game_id != game_id:
                 return
             if table is not None:
@@ -400,19 +521,32 @@ class MemoryStore:
             stored.unreachable |= unreachable or set()
             stored.unreachable -= reachable or set()
 
-    def due(self, now: float, limit: int = 100) -> list[int]:
+    def due(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:
         with self._lock:
             self.counts.reads += 1
             ready = [
-                (s.due, c) for c, s in self.items.items() if s.due is not None and s.due <= now
+                (s.due, (c, t))
+                for (c, t), s in self.items.items()
+                if s.due is not None and s.due <= now
             ]
-            return [chat for _, chat in sorted(ready)[:limit]]
+            return [place for _, place in sorted(ready, key=lambda r: r[0])[:limit]]
+
+    def add_topic(self, chat: int, topic: int, expires: int | None) -> None:
+        with self._lock:
+            self.counts.writes += 1
+            self.forum_topics.setdefault(chat, set()).add(topic)
+
+    def topics(self, chat: int) -> list[int]:
+        with self._lock:
+            self.counts.reads += 1
+            return sorted(self.forum_topics.get(chat, ()))
 
     def move(self, old_chat: int, new_chat: int) -> None:
+        old, new = (old_chat, None), (new_chat, None)  # a basic group has no topics
         with self._lock:
-            if old_chat not in self.items:
+            if old not in self.items:
                 return
-            copy = self.items.get(new_chat)
-            if copy is None or copy.version < self.items[old_chat].version:
-                self.items[new_chat] = self.items[old_chat]
-            del self.items[old_chat]
+            copy = self.items.get(new)
+            if copy is None or copy.version < self.items[old].version:
+                self.items[new] = self.items[old]
+            del self.items[old]

@@ -57,8 +57,13 @@ _MESSAGE_GONE = (
     "message can't be edited",
     "message to delete not found",
 )
+# A forum topic closed, or deleted (Telegram has answered both ways for a deleted one).
+_TOPIC_GONE = ("topic_closed", "topic_deleted", "message thread not found")
 
 Sleep = Callable[[float], Awaitable[None]]
+
+# After a server error or a timeout given up, the screens are drawn again this much later.
+TRANSIENT_REDRAW = 5.0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -115,8 +120,13 @@ class Delivery:
     kicked: set[int] = field(default_factory=set)
     #: Old chat id -> new supergroup id.
     migrated: dict[int, int] = field(default_factory=dict)
+    #: (group, forum topic) whose topic was closed or deleted: nothing more can be sent there.
+    topics_gone: set[tuple[int, int]] = field(default_factory=set)
     #: Short descriptions of the requests given up.
     failed: list[str] = field(default_factory=list)
+    #: Seconds after which the screens given up on a flood limit (the longest `retry_after`) or
+    #: a transient failure may be drawn again; None when nothing is owed.
+    owed: float | None = None
     #: HTTP requests made to Telegram, retries included.
     requests: int = 0
 
@@ -160,9 +170,12 @@ class _Courier:
         for request in queue:
             # A migration seen earlier in the batch redirects the rest of the chat's requests.
             chat = self.delivery.migrated.get(chat, chat)
-            if chat in self.delivery.unreachable or chat in self.delivery.kicked:
+            gone = any(c == chat for c, _ in self.delivery.topics_gone)
+            if chat in self.delivery.unreachable or chat in self.delivery.kicked or gone:
                 self._give_up(request, "chat unreachable")  # no point asking again
                 continue
+            if _waits_in_vain(request, self.delivery):
+                continue  # its replacement never arrived: the old message keeps its buttons
             await self.perform(replace(request, chat_id=chat))
 
     async def perform(self, request: Request) -> None:
@@ -183,16 +196,17 @@ class _Courier:
     async def _call(self, request: Request) -> None:
         bot = self.bot
         match request:
-            case Send(chat_id, screen, remember):
+            case Send(chat_id, screen, remember, thread):
                 message = await bot.send_message(
                     chat_id,
                     screen.text,
                     reply_markup=_markup(screen.buttons),
                     link_preview_options=_NO_PREVIEW,
+                    message_thread_id=thread,
                 )
                 if remember is not None:
                     self.delivery.remembered[remember] = message.message_id
-            case Edit(chat_id, message_id, screen, _):
+            case Edit(chat_id, message_id, screen, _, _):
                 # Without reply_markup Telegram removes the keyboard: what a screen with no
                 # buttons means.
                 await bot.edit_message_text(
@@ -202,7 +216,7 @@ class _Courier:
                     reply_markup=_markup(screen.buttons),
                     link_preview_options=_NO_PREVIEW,
                 )
-            case EditButtons(chat_id, message_id, buttons):
+            case EditButtons(chat_id, message_id, buttons, _):
                 await bot.edit_message_reply_markup(
                     chat_id=chat_id, message_id=message_id, reply_markup=_markup(buttons)
                 )
@@ -221,13 +235,20 @@ class _Courier:
         match error:
             case BadRequest() if _NOT_MODIFIED in description:
                 return None  # the message already reads this way
+            case BadRequest() if (
+                isinstance(request, Send)
+                and request.thread is not None
+                and any(gone in description for gone in _TOPIC_GONE)
+            ):
+                self.delivery.topics_gone.add((request.chat_id, request.thread))
             case BadRequest() if isinstance(request, Edit | EditButtons) and any(
                 gone in description for gone in _MESSAGE_GONE
             ):
                 # Someone deleted the message: a remembered screen (the table, a hand) is sent
                 # anew, so the game stays playable; anything else is not worth a new message.
                 if isinstance(request, Edit) and request.remember is not None:
-                    await self.perform(Send(request.chat_id, request.screen, request.remember))
+                    anew = Send(request.chat_id, request.screen, request.remember, request.thread)
+                    await self.perform(anew)
                     return None
             case Forbidden() if chat is not None:
                 (self.delivery.unreachable if chat > 0 else self.delivery.kicked).add(chat)
@@ -236,6 +257,8 @@ class _Courier:
                 if may_retry and seconds <= self.max_wait:
                     await self.sleep(seconds)
                     retry = request
+                else:
+                    self._owe(request, seconds)
             case ChatMigrated() if not isinstance(request, Answer):
                 self.delivery.migrated[request.chat_id] = error.new_chat_id
                 retry = replace(request, chat_id=error.new_chat_id)
@@ -244,17 +267,35 @@ class _Courier:
             case NetworkError() if not isinstance(request, Send):
                 # Timeouts and 5xx: edits and answers are idempotent, so ask again. A send may
                 # have been delivered anyway, and a duplicate group message is worse than a
-                # missing one (the next update re-renders the table).
+                # missing one (the table is drawn again).
                 retry = request
+                if not may_retry:
+                    self._owe(request, TRANSIENT_REDRAW)
+            case NetworkError():
+                self._owe(request, TRANSIENT_REDRAW)
         if retry is not None and may_retry:
             return retry
         self._give_up(request, error.message)
         return None
 
+    def _owe(self, request: Request, seconds: float) -> None:
+        """A screen was given up for a while: the caller draws the screens again after it."""
+        if not isinstance(request, Answer):
+            self.delivery.owed = max(self.delivery.owed or 0.0, seconds)
+
     def _give_up(self, request: Request, why: str) -> None:
         what = f"{_method(request)} {getattr(request, 'chat_id', '')}".rstrip()
         self.delivery.failed.append(f"{what}: {why}")
         _LOGGER.warning("Telegram request given up: %s: %s", what, why)
+
+
+def _waits_in_vain(request: Request, delivery: Delivery) -> bool:
+    """Whether `request` hands its buttons over to a message that was not delivered."""
+    return (
+        isinstance(request, EditButtons)
+        and request.after is not None
+        and request.after not in delivery.remembered
+    )
 
 
 def _method(request: Request) -> str:

@@ -1,6 +1,7 @@
 """The timer Lambda: delayed SQS messages for the exact moments, a scheduled sweep for the rest.
 
-An SQS message names a chat whose game needs a look at a given second (the 45-second mark of a
+An SQS message names a chat (and its forum topic, for a game played in one) whose game needs a
+look at a given second (the 45-second mark of a
 final play, a computer player's move). The scheduled rule, every minute, looks at every chat
 whose `due` time has passed: timers lost or late, and games idle too long (R18). Whatever fires,
 the engine judges against the stored game, so a stale or repeated timer changes nothing.
@@ -27,26 +28,29 @@ def lambda_handler(event: dict[str, Any], context: object) -> dict[str, Any]:
 def handle(event: dict[str, Any], rt: Runtime) -> dict[str, Any]:
     records = event.get("Records")
     if records is None:  # the scheduled rule
-        for chat in rt.store.due(rt.app.clock()):
-            _tick(rt, chat)
+        for chat, topic in rt.store.due(rt.app.clock()):
+            _tick(rt, chat, topic=topic)
         return {}
     failures = []
     for record in records:
         try:
             body = json.loads(record["body"])
             chat, at = int(body["chat"]), float(body["at"])
+            topic = body.get("topic")
+            if topic is not None and type(topic) is not int:
+                raise TypeError("topic")
         except (KeyError, TypeError, ValueError):
             LOGGER.warning("dropping a malformed timer message")
             continue
-        if not _tick(rt, chat, at):
+        if not _tick(rt, chat, at, topic):
             failures.append({"itemIdentifier": record["messageId"]})
     return {"batchItemFailures": failures}
 
 
-def _tick(rt: Runtime, chat: int, at: float | None = None) -> bool:
+def _tick(rt: Runtime, chat: int, at: float | None = None, topic: int | None = None) -> bool:
     started = time.perf_counter()
     try:
-        outcome: Outcome = rt.run(rt.app.tick(chat, at))
+        outcome: Outcome = rt.run(rt.app.tick(chat, at, topic))
     except Exception:
         LOGGER.exception("timer for chat %s failed", chat)
         return False

@@ -2,7 +2,8 @@
 
 A game needs the timer for three things: the 45-second mark of a final play (R14), a computer
 player's move a few seconds into its turn, and the end of a game nobody touched for a long
-while (R18). `next_due` is the earliest of them; it is written with each move, and the timer
+while (R18); and its screens, for a redraw Telegram's flood limit made wait. `next_due` is the
+earliest of them; it is written with each move, and the timer
 (an SQS delay message, the scheduled sweep as a safety net) fires at it.
 """
 
@@ -39,8 +40,19 @@ def computer_move(record: Record, game: Game, now: float) -> Move | None:
     return None
 
 
-def next_due(record: Record, now: float, idle_expiry: float) -> float | None:
-    """When the timer must look at the record's game next, or None once it is over."""
+def next_due(record: Record, idle_expiry: float) -> float | None:
+    """When the timer must look at the record next: the game's next moment, or a redraw owed
+    after a flood limit; None once the game is over and nothing is owed."""
+    due = game_due(record, idle_expiry)
+    if record.owed is None:
+        return due
+    return record.owed if due is None else min(due, record.owed)
+
+
+def game_due(record: Record, idle_expiry: float) -> float | None:
+    """When the record's game needs the timer next, or None once it is over: a function of the
+    stored game alone, so that a write that leaves the game as it was (a reply's bookkeeping)
+    leaves its timer too."""
     game = record.game
     if game is None or game.phase is Phase.OVER:
         return None
@@ -51,10 +63,11 @@ def next_due(record: Record, now: float, idle_expiry: float) -> float | None:
     if game.deadline is not None:
         due = min(due, game.deadline)
     computers = game.phase is not Phase.LOBBY and any(p < 0 for p in game.ids)
-    if computers and computer_move(record, game, now) is not None:
+    # A computer player acts a few seconds after the game last changed (its turn began).
+    if computers and computer_move(record, game, game.updated) is not None:
         delay = computer_rng(record, game).uniform(*COMPUTER_DELAY)
-        due = min(due, now + delay)
-    return due
+        due = min(due, game.updated + delay)
+    return round(due * 1000) / 1000  # to the millisecond, as stored: the timer is set for it
 
 
 def expiry(record: Record, now: float, idle_expiry: float) -> int:

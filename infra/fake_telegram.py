@@ -20,6 +20,7 @@ connection is actually reused. Standard library only, so the offline runner need
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import email.parser
 import email.policy
@@ -46,9 +47,12 @@ __all__ = [
     "BOT_USERNAME",
     "CANT_INITIATE",
     "CHANNEL_BOT",
+    "GENERAL_TOPIC",
     "GROUP_ANONYMOUS_BOT",
     "MESSAGE_NOT_MODIFIED",
     "MESSAGE_TO_EDIT_NOT_FOUND",
+    "THREAD_NOT_FOUND",
+    "TOPIC_CLOSED",
     "Call",
     "FakeTelegram",
     "Fault",
@@ -63,8 +67,10 @@ __all__ = [
     "chat_migrated",
     "delay",
     "message_update",
+    "my_chat_member_update",
     "server_error",
     "too_many_requests",
+    "topic_closed_update",
 ]
 
 BOT_ID = 999000
@@ -90,6 +96,11 @@ MESSAGE_NOT_MODIFIED = (
     "are exactly the same as a current content and reply markup of the message"
 )
 MESSAGE_TO_EDIT_NOT_FOUND = "Bad Request: message to edit not found"
+# Forum topics: a closed one refuses messages, a deleted one (or the General topic named by id,
+# or any id that is not a topic) is not found.
+TOPIC_CLOSED = "Bad Request: TOPIC_CLOSED"
+THREAD_NOT_FOUND = "Bad Request: message thread not found"
+GENERAL_TOPIC = 1
 BLOCKED_BY_USER = "Forbidden: bot was blocked by the user"
 CANT_INITIATE = "Forbidden: bot can't initiate conversation with a user"
 WEBHOOK_CONFLICT = (
@@ -125,26 +136,27 @@ _ADMIN_RIGHTS: dict[str, bool] = {
     "can_pin_messages": True,
 }
 
+# The permissions Telegram lists for a restricted member.
+_RESTRICTED_RIGHTS = (
+    "can_send_messages",
+    "can_send_audios",
+    "can_send_documents",
+    "can_send_photos",
+    "can_send_videos",
+    "can_send_video_notes",
+    "can_send_voice_notes",
+    "can_send_polls",
+    "can_send_other_messages",
+    "can_add_web_page_previews",
+    "can_change_info",
+    "can_invite_users",
+    "can_pin_messages",
+    "can_manage_topics",
+    "can_edit_tag",
+    "can_react_to_messages",
+)
 # What Telegram says of a restricted member: every permission, here all withheld but reading.
-_RESTRICTIONS: dict[str, Any] = {
-    "can_send_messages": False,
-    "can_send_audios": False,
-    "can_send_documents": False,
-    "can_send_photos": False,
-    "can_send_videos": False,
-    "can_send_video_notes": False,
-    "can_send_voice_notes": False,
-    "can_send_polls": False,
-    "can_send_other_messages": False,
-    "can_add_web_page_previews": False,
-    "can_change_info": False,
-    "can_invite_users": False,
-    "can_pin_messages": False,
-    "can_manage_topics": False,
-    "can_edit_tag": False,
-    "can_react_to_messages": False,
-    "until_date": 0,
-}
+_RESTRICTIONS: dict[str, Any] = {**dict.fromkeys(_RESTRICTED_RIGHTS, False), "until_date": 0}
 
 # Methods that only ever answer `true` here; the call record is what tests look at.
 _TRUE_METHODS = frozenset(
@@ -346,6 +358,7 @@ class StoredMessage:
     reply_markup: dict[str, Any] | None = None
     edit_date: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    thread: int | None = None  # the forum topic it was sent to
 
 
 class _ApiError(Exception):
@@ -392,6 +405,16 @@ def _user_json(user_id: int, first_name: str | None = None) -> dict[str, Any]:
 # Update builders: what Telegram would deliver to the bot (webhook body or getUpdates item).
 
 
+def _in_topic(message: dict[str, Any], thread: int | None) -> dict[str, Any]:
+    """A message in a forum topic carries the topic's id and says it is a topic message; one in
+    the General topic carries neither (its chat still says it is a forum)."""
+    if thread is not None:
+        message["chat"]["is_forum"] = True
+        message["message_thread_id"] = thread
+        message["is_topic_message"] = True
+    return message
+
+
 def message_update(
     chat_id: int,
     user_id: int,
@@ -402,8 +425,10 @@ def message_update(
     first_name: str | None = None,
     date: int | None = None,
     sender_chat: int | None = None,
+    thread: int | None = None,
 ) -> dict[str, Any]:
     """A text message from a user; "/cmd ..." gets the bot_command entity CommandHandler needs.
+    `thread`: sent in that forum topic.
 
     With `sender_chat`, the message is written as that chat, and `from` is the user Telegram
     puts there: the group itself for an anonymous administrator (GroupAnonymousBot), or a
@@ -427,6 +452,7 @@ def message_update(
     if text.startswith("/"):
         command = text.split(maxsplit=1)[0]
         message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(command)}]
+    _in_topic(message, thread)
     update: dict[str, Any] = {"message": message}
     if update_id is not None:
         update["update_id"] = update_id
@@ -443,21 +469,81 @@ def callback_update(
     callback_id: str | None = None,
     message_text: str = "",
     first_name: str | None = None,
+    thread: int | None = None,
 ) -> dict[str, Any]:
-    """A press on an inline button of the bot's message ``message_id`` in ``chat_id``."""
+    """A press on an inline button of the bot's message ``message_id`` in ``chat_id`` (in the
+    forum topic ``thread``, if given)."""
+    message = {
+        "message_id": message_id,
+        "date": int(time.time()),
+        "chat": _chat_json(chat_id),
+        "from": dict(_BOT_USER),
+        "text": message_text,
+    }
     update: dict[str, Any] = {
         "callback_query": {
             "id": callback_id or f"cb-{chat_id}-{message_id}-{user_id}-{time.monotonic_ns()}",
             "from": _user_json(user_id, first_name),
             "chat_instance": str(chat_id),
             "data": data,
-            "message": {
-                "message_id": message_id,
-                "date": int(time.time()),
-                "chat": _chat_json(chat_id),
-                "from": dict(_BOT_USER),
-                "text": message_text,
-            },
+            "message": _in_topic(message, thread),
+        }
+    }
+    if update_id is not None:
+        update["update_id"] = update_id
+    return update
+
+
+def topic_closed_update(
+    chat_id: int, user_id: int, thread: int, *, update_id: int | None = None, message_id: int = 1
+) -> dict[str, Any]:
+    """The service message Telegram posts in a forum topic that was just closed."""
+    message = {
+        "message_id": message_id,
+        "date": int(time.time()),
+        "chat": _chat_json(chat_id),
+        "from": _user_json(user_id),
+        "forum_topic_closed": {},
+    }
+    update: dict[str, Any] = {"message": _in_topic(message, thread)}
+    if update_id is not None:
+        update["update_id"] = update_id
+    return update
+
+
+def my_chat_member_update(
+    chat_id: int,
+    status: str,
+    *,
+    by: int = 1,
+    old_status: str = "member",
+    update_id: int | None = None,
+    rights: dict[str, bool] | None = None,
+) -> dict[str, Any]:
+    """The bot's own membership changed in a chat: ``status`` is "member", "administrator",
+    "restricted" (with ``rights`` such as ``can_send_messages=False, is_member=True``), "left"
+    (removed, or the group deleted) or "kicked" (banned); in a private chat, "kicked" means the
+    user blocked the bot."""
+
+    def member(state: str) -> dict[str, Any]:
+        found: dict[str, Any] = {"status": state, "user": dict(_BOT_USER)}
+        if state == "restricted":
+            found.update({"is_member": True, "until_date": 0})
+            found.update(dict.fromkeys(_RESTRICTED_RIGHTS, True))
+            found.update(rights or {})
+        if state == "administrator":
+            found.update(_ADMIN_RIGHTS)
+        if state == "kicked":
+            found["until_date"] = 0
+        return found
+
+    update: dict[str, Any] = {
+        "my_chat_member": {
+            "chat": _chat_json(chat_id),
+            "from": _user_json(by),
+            "date": int(time.time()),
+            "old_chat_member": member(old_status),
+            "new_chat_member": member(status),
         }
     }
     if update_id is not None:
@@ -614,7 +700,13 @@ class FakeTelegram:
     ``clock`` stamps each Call's ``at`` (inject one to test flood limits without waiting).
     ``long_poll_cap`` bounds how long getUpdates waits, whatever timeout the client asks for.
     ``flood_limit``, if set, answers 429 to the send that would exceed that many messages into
-    one chat within a rolling minute, as Telegram does for groups (about 20).
+    one chat within a rolling minute, as Telegram does for groups (about 20). ``bot_rate``, if
+    set, answers 429 to any request beyond that many in a rolling second, all chats together,
+    as Telegram does for one bot (about 30).
+
+    Forum topics: ``open_topic`` makes a supergroup a forum and opens a topic in it; messages
+    sent with its ``message_thread_id`` land there, until ``close_topic`` (TOPIC_CLOSED) or
+    ``delete_topic`` (its messages go; "message thread not found").
     """
 
     def __init__(
@@ -624,11 +716,22 @@ class FakeTelegram:
         clock: Callable[[], float] = time.monotonic,
         long_poll_cap: float = 0.5,
         flood_limit: int | None = None,
+        bot_rate: int | None = None,
     ) -> None:
         self._requested_port = port
         self._clock = clock
         self._long_poll_cap = long_poll_cap
         self._flood_limit = flood_limit
+        self._bot_rate = bot_rate
+        # Times of the messages sent into each chat, and of the bot's requests, in the windows
+        # the limits look at (the clock never goes back).
+        self._sent_at: dict[int, collections.deque[float]] = {}
+        self._requested_at: collections.deque[float] = collections.deque()
+        #: 429s answered for the limits above (not for fail_next/fail_always rules).
+        self.limited = 0
+        # chat -> topic -> "open" | "closed" | "deleted"
+        self._topics: dict[int, dict[int, str]] = {}
+        self._gone: set[tuple[int, int]] = set()  # messages of deleted topics
         self._lock = threading.RLock()
         # One condition for everything: new calls (wait_for) and new updates (getUpdates).
         self._changed = threading.Condition(self._lock)
@@ -856,6 +959,39 @@ class FakeTelegram:
             if handle is not None:
                 self.remove_rule(handle)
 
+    # -- forum topics ------------------------------------------------------------------------
+
+    def open_topic(self, chat_id: int) -> int:
+        """Open a topic in the forum supergroup ``chat_id``; its id (``message_thread_id``) is
+        that of the service message that created it, as in Telegram."""
+        with self._lock:
+            # Id 1 is the General topic's (itself never named by an id).
+            thread = max(GENERAL_TOPIC + 1, self._next_message_id.get(chat_id, 1))
+            self._next_message_id[chat_id] = thread + 1
+            self._topics.setdefault(chat_id, {})[thread] = "open"
+            return thread
+
+    def close_topic(self, chat_id: int, thread: int) -> None:
+        with self._lock:
+            self._topics[chat_id][thread] = "closed"
+
+    def reopen_topic(self, chat_id: int, thread: int) -> None:
+        with self._lock:
+            self._topics[chat_id][thread] = "open"
+
+    def delete_topic(self, chat_id: int, thread: int) -> None:
+        """The topic and every message in it go."""
+        with self._lock:
+            self._topics[chat_id][thread] = "deleted"
+            chat = self._chats.get(chat_id, {})
+            for message_id in [i for i, m in chat.items() if m.thread == thread]:
+                del chat[message_id]
+                self._gone.add((chat_id, message_id))
+
+    def topic_messages(self, chat_id: int, thread: int | None) -> list[StoredMessage]:
+        """Copies of the bot's messages in one topic (None: outside any topic), oldest first."""
+        return [m for m in self.chat_messages(chat_id) if m.thread == thread]
+
     def _add_rule(self, rule: _Rule) -> int:
         with self._lock:
             handle = self._next_rule
@@ -914,8 +1050,13 @@ class FakeTelegram:
                 fault = self._take_fault(method, _chat_key(params.get("chat_id")))
                 if fault is not None and fault.status is not None:
                     status, payload = fault.status, fault.body
+                elif (wait := self._over_bot_rate(method, at)) is not None:
+                    self.limited += 1
+                    status, payload = 429, too_many_requests(wait).body
                 else:
                     status, payload = self._answer(method, params, at)
+                    if status == 200 and self._bot_rate is not None:
+                        self._requested_at.append(at)
             # Recorded in the same critical section as the state change, so that whoever
             # wait_for()s a call also sees its effect.
             self._calls.append(Call(method, params, at, token=token, status=status))
@@ -935,6 +1076,7 @@ class FakeTelegram:
         except _ApiError as exc:
             return _error_body(exc.code, exc.description)
         except _FloodError as exc:
+            self.limited += 1
             return 429, too_many_requests(exc.retry_after).body
         return 200, json.dumps({"ok": True, "result": result}).encode()
 
@@ -968,19 +1110,41 @@ class FakeTelegram:
             raise _ApiError(400, "Bad Request: chat not found")
         return chat_id
 
+    def _over_bot_rate(self, method: str, at: float) -> int | None:
+        """Seconds to wait when the bot is over its requests per second, else None."""
+        if self._bot_rate is None or method.lower() == "getupdates":
+            return None
+        recent = self._requested_at
+        while recent and at - recent[0] >= 1.0:
+            recent.popleft()
+        if len(recent) < self._bot_rate:
+            return None
+        return max(1, math.ceil(recent[0] + 1.0 - at))
+
     def _check_flood(self, chat_id: int, at: float) -> None:
         if self._flood_limit is None:
             return
-        recent = [
-            c.at
-            for c in self._calls
-            if _is_send(c.method) and c.ok and c.chat_id == chat_id and at - c.at < 60.0
-        ]
+        recent = self._sent_at.setdefault(chat_id, collections.deque())
+        while recent and at - recent[0] >= 60.0:
+            recent.popleft()
         if len(recent) >= self._flood_limit:
-            raise _FloodError(max(1, math.ceil(min(recent) + 60.0 - at)))
+            raise _FloodError(max(1, math.ceil(recent[0] + 60.0 - at)))
+
+    def _check_thread(self, chat_id: int, params: dict[str, Any]) -> int | None:
+        thread = params.get("message_thread_id")
+        if thread is None:
+            return None
+        state = self._topics.get(chat_id, {}).get(thread) if isinstance(thread, int) else None
+        if state == "closed":
+            raise _ApiError(400, TOPIC_CLOSED)
+        if state != "open":  # deleted, the General topic, or no topic at all
+            raise _ApiError(400, THREAD_NOT_FOUND)
+        return int(thread)
 
     def _store_new(self, chat_id: int, at: float, **content: Any) -> StoredMessage:
         self._check_flood(chat_id, at)
+        if self._flood_limit is not None:
+            self._sent_at[chat_id].append(at)
         message_id = self._next_message_id.get(chat_id, 1)
         self._next_message_id[chat_id] = message_id + 1
         stored = StoredMessage(
@@ -992,7 +1156,10 @@ class FakeTelegram:
     def _send_message(self, params: dict[str, Any], at: float) -> dict[str, Any]:
         chat_id = self._chat_id(params)
         text = _checked_text(params)
-        stored = self._store_new(chat_id, at, text=text, reply_markup=_inline_markup(params))
+        thread = self._check_thread(chat_id, params)
+        stored = self._store_new(
+            chat_id, at, text=text, reply_markup=_inline_markup(params), thread=thread
+        )
         _set_entities(stored, text, params)
         return _message_json(stored)
 
@@ -1023,6 +1190,8 @@ class FakeTelegram:
         if not isinstance(message_id, int):
             raise _ApiError(400, "Bad Request: message identifier is not specified")
         chat = self._chats.setdefault(chat_id, {})
+        if (chat_id, message_id) in self._gone:
+            raise _ApiError(400, MESSAGE_TO_EDIT_NOT_FOUND)
         if message_id not in chat:
             # Adopt messages the fake never saw (sent before it started, or set up directly
             # in a test's stored state); fail_next(..., MESSAGE_TO_EDIT_NOT_FOUND) tests the rest.
@@ -1218,6 +1387,10 @@ def _message_json(stored: StoredMessage) -> dict[str, Any]:
         message["reply_markup"] = stored.reply_markup
     if stored.edit_date is not None:
         message["edit_date"] = stored.edit_date
+    if stored.thread is not None:
+        message["chat"]["is_forum"] = True
+        message["message_thread_id"] = stored.thread
+        message["is_topic_message"] = True
     message.update(stored.extra)
     return message
 

@@ -856,3 +856,18 @@ def _tampered_data(scene: Scene, ids: _Ids) -> Iterator[tuple[str, dict[str, Any
         query = _query(STRANGER, GROUP, table_msg, changed)
         update = {"update_id": ids(), "callback_query": query}
         yield f"tampered {name}", event(update), 200
+
+
+# What a write of a reply alone may change: the update ids applied and the group sends' times.
+BOOKKEEPING = ("u", "gs")
+
+
+def games(scene: Scene) -> dict[str, tuple[Any, ...]]:
+    """The stored items as a hostile input must leave them: documents without the replies'
+    bookkeeping, timers and expiry (the version moves when a reply is written)."""
+    found = {}
+    for key, (_, doc, due, expires) in scene.snapshot().items.items():
+        document = json.loads(json.loads(doc)["S"])
+        kept = {k: v for k, v in document.items() if k not in BOOKKEEPING}
+        found[key] = (json.dumps(kept, sort_keys=True), due, expires)
+    return found

@@ -52,9 +52,11 @@ class Person:
 @dataclass
 class RecordingTimers:
     scheduled: list[tuple[int, float]] = field(default_factory=list)
+    topics: list[int | None] = field(default_factory=list)  # the topic of each, in order
 
-    def schedule(self, chat: int, at: float, now: float) -> None:
+    def schedule(self, chat: int, at: float, now: float, topic: int | None = None) -> None:
         self.scheduled.append((chat, at))
+        self.topics.append(topic)
 
 
 class Table:

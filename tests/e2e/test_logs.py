@@ -70,7 +70,7 @@ def a_whole_game_with_failures(table: Table, players: list[Person]) -> None:
     store = table.rt.store
     load = store.load
 
-    def failing(chat: int) -> Record:
+    def failing(chat: int, topic: int | None = None) -> Record:
         raise RuntimeError(f"cannot reach https://example.invalid/{TOKEN}?secret={SECRET}")
 
     store.load = failing  # type: ignore[method-assign]

@@ -333,6 +333,25 @@ def test_a_chat_migrated_error_on_a_send_moves_the_game() -> None:
         _the_game_goes_on_in_the_supergroup(scene)
 
 
+def test_a_move_made_on_the_old_chat_id_during_a_migration_lands_in_the_supergroup() -> None:
+    with game_in_play() as scene:
+        table = scene.table
+        start = version(scene)
+        # The migration marks the old item, then dies before copying it (a container killed).
+        scene.client.fail("put_item", client_error("InternalServerError", "PutItem"))
+        with pytest.raises(ClientError):
+            table.rt.store.move(GROUP, NEW_GROUP)
+        assert table.rt.store.load(GROUP).moving == NEW_GROUP
+        # Liar! pressed on the old table (its button names the old chat): refused there, the
+        # move is finished, and the shout lands on the game in the supergroup.
+        response = table.post(scene.liar(shouter_for(scene)))
+        assert response["statusCode"] == 200 and answer_text(response) is None
+        assert table.rt.store.load(GROUP).version == 0
+        moved = table.rt.store.load(NEW_GROUP)
+        assert moved.version == start + 1 and moved.game is not None
+        assert moved.game.last is None, "the challenge was settled in the supergroup"
+
+
 # --- DynamoDB failing ------------------------------------------------------------------------
 
 

@@ -58,9 +58,9 @@ def test_the_timer_message_is_a_45_second_sqs_delay_and_fires_through_the_timer_
         sent: list[dict[str, object]] = []
 
         class Spy(SqsTimers):
-            def schedule(self, chat: int, at: float, now: float) -> None:
+            def schedule(self, chat: int, at: float, now: float, topic: int | None = None) -> None:
                 sent.append({"chat": chat, "delay": round(at - now, 3)})
-                super().schedule(chat, at, now)
+                super().schedule(chat, at, now, topic)
 
         table.rt.app.timers = Spy(sqs, queue)
         finisher, _, deadline = at_a_final_play(table, players)
@@ -143,7 +143,7 @@ def test_a_timer_that_cannot_be_set_loses_nothing_of_the_committed_move(
     with running_bot(seed=3) as table:
 
         class Failing:
-            def schedule(self, chat: int, at: float, now: float) -> None:
+            def schedule(self, chat: int, at: float, now: float, topic: int | None = None) -> None:
                 raise ConnectionError("queue unreachable")
 
         table.rt.app.timers = Failing()

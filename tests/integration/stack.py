@@ -83,8 +83,8 @@ class HookedStore:
         self.loads = 0
         self.commits = 0
 
-    def load(self, chat: int) -> Record:
-        record = self.inner.load(chat)
+    def load(self, chat: int, topic: int | None = None) -> Record:
+        record = self.inner.load(chat, topic)
         self.loads += 1
         if self.after_load is not None:
             self.after_load(record)
@@ -102,8 +102,17 @@ class HookedStore:
     def remember(self, chat: int, game_id: int, **kwargs: Any) -> None:
         self.inner.remember(chat, game_id, **kwargs)
 
-    def due(self, now: float, limit: int = 100) -> list[int]:
+    def owe(self, chat: int, at: float, topic: int | None = None) -> None:
+        self.inner.owe(chat, at, topic)
+
+    def due(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:
         return self.inner.due(now, limit)
+
+    def add_topic(self, chat: int, topic: int, expires: int | None) -> None:
+        self.inner.add_topic(chat, topic, expires)
+
+    def topics(self, chat: int) -> list[int]:
+        return self.inner.topics(chat)
 
     def move(self, old_chat: int, new_chat: int) -> None:
         self.inner.move(old_chat, new_chat)

@@ -131,12 +131,48 @@ def test_due_lists_the_chats_whose_timer_has_come(store: Store) -> None:
         record = a_record(chat)
         record.due = due
         store.save(record, new_game=True)
-    assert store.due(100.0) == [-1]
-    assert sorted(store.due(200.0)) == [-2, -1]
+    assert store.due(100.0) == [(-1, None)]
+    assert sorted(store.due(200.0)) == [(-2, None), (-1, None)]
     record = store.load(-1)
     record.due = None
     store.save(record)
-    assert store.due(200.0) == [-2]
+    assert store.due(200.0) == [(-2, None)]
+
+
+def test_an_owed_redraw_keeps_the_latest_mark_and_is_found_by_the_sweep(store: Store) -> None:
+    record = a_record()
+    record.due = 500.0
+    store.save(record, new_game=True)
+    store.owe(CHAT, 130.25)
+    store.owe(CHAT, 120.0)  # an earlier wait: the later mark covers it
+    record = store.load(CHAT)
+    assert (record.owed, record.due) == (130.25, 130.25)
+    assert store.due(131.0) == [(CHAT, None)]
+    store.owe(CHAT, 140.0)  # a longer wait: the mark moves; `due` stays as early as it was
+    assert (store.load(CHAT).owed, store.load(CHAT).due) == (140.0, 130.25)
+    store.owe(-999, 150.0)  # no game there: nothing is made
+    assert store.load(-999).version == 0
+
+
+def test_a_redraw_clears_only_the_mark_it_handled(store: Store) -> None:
+    store.save(a_record(), new_game=True)
+    store.owe(CHAT, 130.0)
+    record = store.load(CHAT)
+    record.redrawn, record.owed = record.owed, None
+    store.owe(CHAT, 160.0)  # a newer flood limit meanwhile
+    with pytest.raises(Conflict):
+        store.save(record)
+    record = store.load(CHAT)
+    record.redrawn, record.owed = record.owed, None
+    store.save(record)
+    assert store.load(CHAT).owed is None
+    record = store.load(CHAT)
+    record.note = "a move"
+    store.save(record)  # a move keeps a mark it did not handle
+    store.owe(CHAT, 170.0)
+    record = store.load(CHAT)
+    store.save(record)
+    assert store.load(CHAT).owed == 170.0
 
 
 def test_a_game_moves_with_its_group_when_it_becomes_a_supergroup(store: Store) -> None:
@@ -168,20 +204,33 @@ class Interrupted:
         return interrupted
 
 
-def test_a_move_made_on_the_old_chat_while_the_game_moves_is_not_lost(client: Any) -> None:
-    """A hand's button still names the old chat: its move lands between the copy and the delete."""
+def test_a_move_made_on_the_old_chat_while_the_game_moves_is_refused(client: Any) -> None:
+    """A hand's button still names the old chat: its write, landing after the item was marked
+    as moving, is refused (the transaction then finishes the move and acts on the new id)."""
     store = DynamoStore(client, "games")
-    store.save(a_record(-5), new_game=True)
+    refused = []
+    late = (0, 0)
 
     def a_late_move() -> None:
-        record = store.load(-5)
+        old, new = late
+        record = store.load(old)
+        assert record.moving == new, "the old item says where the game goes"
         record.note = "late"
-        store.save(record)
+        try:
+            store.save(record)
+        except Conflict:
+            refused.append(old)
 
-    DynamoStore(Interrupted(client, "put_item", a_late_move), "games").move(-5, -1005)
-    moved = store.load(-1005)
-    assert (moved.note, moved.version) == ("late", 2), "copied again with the late move"
-    assert store.load(-5).version == 0
+    # After the mark (the first update_item), and after the copy (put_item).
+    for old, step in ((-5, "update_item"), (-6, "put_item")):
+        store.save(a_record(old), new_game=True)
+        new = old - 1000
+        late = (old, new)
+        DynamoStore(Interrupted(client, step, a_late_move), "games").move(old, new)
+        moved = store.load(new)
+        assert moved.note is None and moved.moving is None and moved.version == 1
+        assert store.load(old).version == 0, "nothing is left under the old id"
+    assert refused == [-5, -6]
 
 
 def test_a_move_whose_delete_failed_is_finished_by_the_retry(client: Any) -> None:
@@ -193,10 +242,13 @@ def test_a_move_whose_delete_failed_is_finished_by_the_retry(client: Any) -> Non
 
     with pytest.raises(ClientError):  # the copy is made; the delete never happens
         DynamoStore(Interrupted(client, "put_item", fail), "games").move(-5, -1005)
-    assert store.load(-5).version == 1
+    assert store.load(-5).moving == -1005
+    with pytest.raises(Conflict):
+        store.save(store.load(-5))  # still refused
     store.move(-5, -1005)  # Telegram's retry of the migration update
     assert store.load(-5).version == 0, "no second copy left for old buttons to change"
     assert store.load(-1005).game == a_record().game
+    assert store.load(-1005).moving is None
 
 
 def item_size(value: dict[str, Any]) -> int:

@@ -16,6 +16,7 @@ import telegram
 
 from handlers.screens import Answer, Button, Edit, EditButtons, Request, Screen, Send
 from handlers.telegram_io import (
+    TRANSIENT_REDRAW,
     Delivery,
     Standing,
     close_bot,
@@ -275,6 +276,43 @@ def test_a_long_flood_wait_is_given_up(
     assert "sendMessage" in failure
     assert str(GROUP) in failure
     assert tg.messages_to(ALICE) == ["hand"]
+
+
+def test_buttons_that_wait_for_a_replacement_go_only_once_it_arrived(
+    tg: FakeTelegram, send: Callable[..., Delivery]
+) -> None:
+    old = Send(GROUP, table("old table", "x.1"), remember="old")
+    assert send(old).remembered == {"old": 1}
+    tg.fail_next("sendMessage", chat_id=GROUP, error=too_many_requests(30))
+    handover = (
+        Send(GROUP, table("new table", "x.2"), remember="table"),
+        EditButtons(GROUP, 1, (), after="table"),
+    )
+    done = send(*handover)  # the new table meets a flood limit: the old one keeps its buttons
+    assert done.remembered == {} and tg.calls("editMessageReplyMarkup") == []
+    stored = tg.message(GROUP, 1)
+    assert stored is not None and stored.reply_markup is not None
+
+    done = send(*handover)
+    assert done.remembered == {"table": 2}
+    stored = tg.message(GROUP, 1)
+    assert stored is not None and stored.reply_markup is None
+
+
+def test_screens_given_up_for_a_while_are_owed_a_redraw_after_the_longest_wait(
+    tg: FakeTelegram, send: Callable[..., Delivery]
+) -> None:
+    tg.fail_next("editMessageText", chat_id=GROUP, error=too_many_requests(30))
+    tg.fail_next("editMessageText", chat_id=ALICE, error=too_many_requests(12))
+    tg.fail_next("answerCallbackQuery", error=too_many_requests(50))  # no screen: owes nothing
+    done = send(Answer("cb"), Edit(GROUP, 1, table("t")), Edit(ALICE, 2, table("h")))
+    assert done.owed == 30.0
+    tg.fail_next("sendMessage", chat_id=GROUP, error=server_error(502))
+    assert send(Send(GROUP, table("moment"))).owed == TRANSIENT_REDRAW
+    tg.fail_next("editMessageText", chat_id=GROUP, error=too_many_requests(2))
+    assert send(Edit(GROUP, 1, table("t2"))).owed is None, "waited out: nothing owed"
+    tg.fail_next("editMessageText", chat_id=GROUP, error=bad_request("message is not modified"))
+    assert send(Edit(GROUP, 1, table("t2"))).owed is None
 
 
 def test_a_blocked_player_is_unreachable_and_the_others_are_served(

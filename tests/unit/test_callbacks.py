@@ -22,6 +22,8 @@ from handlers.callbacks import (
 
 CHATS = st.integers(-(10**13), 10**13)
 CARDS = st.integers(0, (1 << 52) - 1)
+# A forum topic is named by a message id (Telegram's are 32-bit); None outside forums.
+TOPICS = st.none() | st.integers(1, 2**31 - 1)
 
 
 @st.composite
@@ -38,12 +40,35 @@ def presses(draw: st.DrawFn) -> Press:
         hand=draw(CARDS) if toggle else 0,
         rank=draw(st.integers(-1, 12)) if toggle else NO_RANK,
         shout=draw(st.booleans()) if toggle else False,
+        topic=draw(TOPICS),
     )
 
 
 @given(presses())
 def test_every_press_round_trips_within_64_bytes(press: Press) -> None:
     data = encode(press)
+    assert len(data.encode()) <= MAX_BYTES
+    assert decode(data) == press
+
+
+def test_the_longest_button_in_a_forum_topic_fits_64_bytes() -> None:
+    """The worst case: a card toggle (the longest kind) in the largest supergroup id, the
+    largest topic id, a late game and play, every card selected and held, Liar! shown."""
+    full = (1 << 52) - 1
+    press = Press(
+        Kind.TOGGLE,
+        chat=-(10**13 - 1),
+        game=36**3,
+        number=36**3,
+        cards=full,
+        hand=full,
+        rank=12,
+        shout=True,
+        topic=2**31 - 1,
+    )
+    data = encode(press)
+    outside = encode(Press(Kind.TOGGLE, press.chat, 36**3, 36**3, full, full, 12, True))
+    assert len(data.encode()) - len(outside.encode()) == 7, "the topic costs 7 bytes at most"
     assert len(data.encode()) <= MAX_BYTES
     assert decode(data) == press
 
@@ -75,6 +100,10 @@ def test_anything_else_is_refused_or_is_a_press_in_its_one_spelling(data: str) -
         "p.1.1.1.zzzzzzzzzzz",  # more than 52 cards' worth of bits
         "x.1.1.1" + "1" * 60,  # too long
         "x.1.1.1\n",
+        "x.1_.1.1",  # an empty topic
+        "x.1_01.1.1",  # a topic not in canonical form
+        "x.1_1_1.1.1",  # two topics
+        "x.1_1234567.1.1",  # a topic beyond Telegram's message ids
     ],
 )
 def test_tampered_or_truncated_data_is_refused(data: str | None) -> None:

@@ -35,6 +35,7 @@ from telegram.error import (
 from infra.fake_telegram import (
     BOT_ID,
     BOT_USERNAME,
+    GENERAL_TOPIC,
     FakeTelegram,
     UploadedFile,
     bad_gateway,
@@ -44,7 +45,9 @@ from infra.fake_telegram import (
     chat_migrated,
     delay,
     message_update,
+    my_chat_member_update,
     too_many_requests,
+    topic_closed_update,
 )
 
 TOKEN = "123:ABC"
@@ -411,6 +414,87 @@ def test_flood_counting_and_limit_use_the_injected_clock(
         assert tg.max_messages_per_minute(GROUP) == 3
         assert tg.max_messages_per_minute(GROUP, window=61.0) == 4
         assert tg.max_messages_per_minute(ALICE) == 1
+
+
+def test_the_whole_bot_is_held_to_its_requests_per_second(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PTB_TIMEDELTA", "true")
+    now = [0.0]
+    with FakeTelegram(clock=lambda: now[0], bot_rate=3) as tg:
+        bot = telegram.Bot(TOKEN, base_url=tg.base_url)
+        run(bot.initialize())  # getMe: the first request of the second
+        run(bot.send_message(GROUP, "one"))
+        now[0] = 0.5
+        run(bot.edit_message_text("one, edited", chat_id=GROUP, message_id=1))
+        with pytest.raises(RetryAfter) as limited:
+            run(bot.send_message(ALICE, "another chat, the same bot"))
+        assert limited.value.retry_after == dtm.timedelta(seconds=1)
+        now[0] = 1.0  # getMe's second is over
+        run(bot.send_message(ALICE, "fits again"))
+        run(bot.shutdown())
+        assert tg.limited == 1
+        assert [c.status for c in tg.calls("sendMessage")] == [200, 429, 200]
+
+
+def test_forum_topics_hold_their_messages_until_closed_or_deleted(
+    tg: FakeTelegram, bot: telegram.Bot, run: Run
+) -> None:
+    topic = tg.open_topic(GROUP)
+    sent = run(bot.send_message(GROUP, "in the topic", message_thread_id=topic))
+    assert (sent.message_thread_id, sent.is_topic_message, sent.chat.is_forum) == (
+        topic,
+        True,
+        True,
+    )
+    general = run(bot.send_message(GROUP, "in General"))
+    assert (general.message_thread_id, general.is_topic_message) == (None, None)
+    assert [m.text for m in tg.topic_messages(GROUP, topic)] == ["in the topic"]
+    # The General topic is not named by an id, and a reply thread is not a topic.
+    for thread in (GENERAL_TOPIC, general.message_id, 999):
+        with pytest.raises(BadRequest, match="thread not found"):
+            run(bot.send_message(GROUP, "x", message_thread_id=thread))
+    tg.close_topic(GROUP, topic)
+    with pytest.raises(BadRequest, match="Topic_closed"):
+        run(bot.send_message(GROUP, "closed", message_thread_id=topic))
+    tg.reopen_topic(GROUP, topic)
+    run(bot.send_message(GROUP, "open again", message_thread_id=topic))
+    tg.delete_topic(GROUP, topic)
+    assert tg.topic_messages(GROUP, topic) == []
+    with pytest.raises(BadRequest, match="thread not found"):
+        run(bot.send_message(GROUP, "deleted", message_thread_id=topic))
+    with pytest.raises(BadRequest, match="Message to edit not found"):
+        run(bot.edit_message_text("gone", chat_id=GROUP, message_id=sent.message_id))
+
+
+def test_topic_and_membership_updates_read_as_telegram_sends_them(bot: telegram.Bot) -> None:
+    update = telegram.Update.de_json(
+        {"update_id": 1, **message_update(GROUP, 7, "/x", thread=5)}, bot
+    )
+    assert update is not None and update.message is not None
+    assert (update.message.message_thread_id, update.message.is_topic_message) == (5, True)
+    assert update.message.chat.is_forum
+    press = callback_update(GROUP, 7, 9, "x.1", update_id=2, thread=5)
+    update = telegram.Update.de_json(press, bot)
+    assert update is not None and update.callback_query is not None
+    message = update.callback_query.message
+    assert isinstance(message, telegram.Message) and message.message_thread_id == 5
+    closed = telegram.Update.de_json({"update_id": 3, **topic_closed_update(GROUP, 7, 5)}, bot)
+    assert closed is not None and closed.message is not None
+    assert closed.message.forum_topic_closed is not None
+    assert closed.message.message_thread_id == 5
+    kicked = my_chat_member_update(GROUP, "kicked", update_id=4)
+    update = telegram.Update.de_json(kicked, bot)
+    assert update is not None and update.my_chat_member is not None
+    assert update.my_chat_member.new_chat_member.status == "kicked"
+    assert update.my_chat_member.new_chat_member.user.id == BOT_ID
+    muted = my_chat_member_update(
+        GROUP, "restricted", rights={"can_send_messages": False}, update_id=5
+    )
+    update = telegram.Update.de_json(muted, bot)
+    assert update is not None and update.my_chat_member is not None
+    member = update.my_chat_member.new_chat_member
+    assert isinstance(member, telegram.ChatMemberRestricted) and not member.can_send_messages
 
 
 def test_stop_closes_every_socket_and_thread(run: Run) -> None:

@@ -1,0 +1,343 @@
+"""Telegram's flood limits and lost answers, as a real group meets them: every screen converges to
+the stored game whatever Telegram answers, and no player is left without the button they need.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from engine import Phase
+from handlers import callbacks, render, telegram_io
+from handlers.callbacks import Kind
+from handlers.delivery import GROUP_SENDS_PER_MINUTE
+from infra.fake_telegram import StoredMessage, too_many_requests
+from tests.e2e.corpus import Scene, answer_text, people
+from tests.e2e.harness import GROUP, Table, running_bot
+
+
+class Sleeps(list[float]):
+    """Waits asked for (flood limits, conflict jitter): recorded, never slept."""
+
+    async def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+@pytest.fixture(autouse=True)
+def timedelta_retry_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As deployed (template.yaml): PTB gives a 429's retry_after as a timedelta."""
+    monkeypatch.setenv("PTB_TIMEDELTA", "true")
+
+
+@pytest.fixture(autouse=True)
+def no_waiting(monkeypatch: pytest.MonkeyPatch) -> Sleeps:
+    asked = Sleeps()
+    monkeypatch.setattr(telegram_io, "deliver", functools.partial(telegram_io.deliver, sleep=asked))
+    return asked
+
+
+@contextmanager
+def started(seed: int = 11) -> Iterator[Scene]:
+    """Three players, the game dealt."""
+    with running_bot(seed=seed) as table:
+        table.rt.app.sleep = Sleeps()
+        scene = Scene(table, people())
+        scene.start()
+        yield scene
+
+
+def kinds(table: Table, message: StoredMessage | None) -> set[Kind]:
+    assert message is not None
+    found = set()
+    for button in table.buttons(message):
+        data = button.get("callback_data")
+        if data:
+            found.add(callbacks.decode(data).kind)
+    return found
+
+
+def table_message(scene: Scene) -> StoredMessage:
+    record = scene.table.record()
+    assert record.table_msg is not None
+    message = scene.table.tg.message(GROUP, record.table_msg)
+    assert message is not None
+    return message
+
+
+def group_sends(table: Table) -> list[dict[str, Any]]:
+    return [c.params for c in table.tg.calls("sendMessage", chat_id=GROUP) if c.ok]
+
+
+# --- a keyboard is taken away only once its replacement arrived ----------------------------------
+
+
+def test_table_whose_new_message_meets_a_flood_limit_leaves_the_old_table_its_buttons() -> None:
+    with started() as scene:
+        table = scene.table
+        person = scene.awaited()
+        scene.play(person, {min(scene.hand(person))})
+        old = table_message(scene)
+        assert Kind.SHOUT in kinds(table, old)
+        table.tg.fail_next("sendMessage", GROUP, error=too_many_requests(30))
+        table.say(scene.players[0], "/table")
+        assert table.record().table_msg == old.message_id, "the new table never arrived"
+        assert kinds(table, table.tg.message(GROUP, old.message_id)) == {Kind.SHOUT}
+        assert table.tg.calls("editMessageReplyMarkup", chat_id=GROUP) == []
+        # Delivered, the new table takes over and the old one loses its buttons.
+        table.say(scene.players[0], "/table")
+        assert table.record().table_msg != old.message_id
+        assert kinds(table, table.tg.message(GROUP, old.message_id)) == set()
+        assert Kind.SHOUT in kinds(table, table_message(scene))
+
+
+def test_a_final_play_whose_message_is_lost_leaves_both_buttons_on_the_table() -> None:
+    with started(seed=3) as scene:
+        table = scene.table
+        for _ in range(80):
+            game = table.game()
+            if game.phase is Phase.DECIDE:
+                break
+            person = scene.awaited()
+            hand = scene.hand(person)
+            if len(hand) <= 4:
+                table.tg.fail_next("sendMessage", GROUP, error=too_many_requests(30))
+            scene.play(person, set(sorted(hand)[:4]))
+        assert table.game().phase is Phase.DECIDE
+        assert not any(p["text"].startswith("Final play") for p in group_sends(table))
+        assert {Kind.SHOUT, Kind.STAND} <= kinds(table, table_message(scene))
+
+
+# --- every group message counts against the group's minute ---------------------------------------
+
+
+def test_command_replies_count_against_the_groups_minute_and_go_first() -> None:
+    with started() as scene:
+        table = scene.table
+        opener = scene.players[0]
+        sent = len(group_sends(table))
+        for _ in range(GROUP_SENDS_PER_MINUTE):
+            table.say(opener, "/help")
+        assert table.tg.max_messages_per_minute(GROUP) <= GROUP_SENDS_PER_MINUTE
+        answered = len(group_sends(table)) - sent
+        assert 0 < answered < GROUP_SENDS_PER_MINUTE, "the table's first message counted too"
+        record = table.record()
+        assert len(record.sends) == GROUP_SENDS_PER_MINUTE
+        # The minute is spent: /rules gets no reply and writes nothing; /table edits the table
+        # in place instead of sending a new one.
+        version = record.version
+        table.say(opener, "/rules")
+        table.say(opener, "/table")
+        assert len(group_sends(table)) == sent + answered
+        assert table.record().version == version
+        assert table.record().table_msg == record.table_msg
+        # A challenge now: its message would exceed the limit; the table's note tells it.
+        person = scene.awaited()
+        scene.play(person, {min(scene.hand(person))})
+        scene.shout(next(p for p in scene.players if p != person))
+        assert table.game().last is None, "the challenge was settled"
+        assert len(group_sends(table)) == sent + answered
+        note = table.record().note
+        assert note is not None and note in str(table_message(scene).text)
+        assert scene.table_screen() == scene.current_table()
+        # A minute later the group hears replies again.
+        table.clock.advance(61)
+        table.say(opener, "/rules")
+        assert len(group_sends(table)) == sent + answered + 1
+
+
+def test_a_refused_command_is_answered_once_however_often_telegram_delivers_it() -> None:
+    with started() as scene:
+        table = scene.table
+        stop = table.update({"message": table.message(scene.players[1], "/stop", GROUP)})
+        sent = len(group_sends(table))
+        for _ in range(3):
+            table.post(stop)
+        assert len(group_sends(table)) == sent + 1
+        assert table.game().phase is Phase.PLAY
+
+
+# --- a commit whose answer was lost --------------------------------------------------------------
+
+
+def conditional_failed(scene: Scene) -> Exception:
+    error: Exception = scene.client.client.exceptions.ConditionalCheckFailedException(
+        {"Error": {"Code": "ConditionalCheckFailedException", "Message": "failed"}},
+        "UpdateItem",
+    )
+    return error
+
+
+def answer_lost_then_retried(scene: Scene) -> Callable[[Any, dict[str, Any]], Any]:
+    """The write reaches the table, its answer is lost, and the client's own retry (botocore
+    retries a 500 or a throttle) meets the version check."""
+
+    def call(real: Any, kwargs: dict[str, Any]) -> Any:
+        real(**kwargs)
+        raise conditional_failed(scene)
+
+    return call
+
+
+def outcomes(caplog: pytest.LogCaptureFixture) -> list[dict[str, Any]]:
+    return [
+        json.loads(r.getMessage())
+        for r in caplog.records
+        if r.name == "menteur.webhook" and r.getMessage().startswith("{")
+    ]
+
+
+def test_a_write_whose_answer_was_lost_is_recognised_and_its_moments_announced(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="menteur.webhook")
+    with started() as scene:
+        table = scene.table
+        person = scene.awaited()
+        scene.play(person, {min(scene.hand(person))})
+        version = table.record().version
+        challenges = len([p for p in group_sends(table) if p["text"].startswith("Challenge")])
+        scene.client.fail("update_item", answer_lost_then_retried(scene))
+        caplog.clear()
+        shouter = next(p for p in scene.players if p != person)
+        response = table.post(scene.liar(shouter))
+        assert response["statusCode"] == 200 and answer_text(response) is None
+        assert table.record().version == version + 1, "written once"
+        assert table.game().last is None, "the challenge was settled"
+        said = [p for p in group_sends(table) if p["text"].startswith("Challenge")]
+        assert len(said) == challenges + 1, "the challenge was announced"
+        (outcome,) = outcomes(caplog)
+        assert (outcome["outcome"], outcome["conflicts"]) == ("applied", 0)
+        assert scene.table_screen() == scene.current_table()
+
+
+def at_a_final_play(scene: Scene) -> None:
+    table = scene.table
+    for _ in range(80):
+        if table.game().phase is Phase.DECIDE:
+            return
+        person = scene.awaited()
+        scene.play(person, set(sorted(scene.hand(person))[:4]))
+    raise AssertionError("no final play")
+
+
+def let_it_stand(scene: Scene) -> dict[str, Any]:
+    table = scene.table
+    record = table.record()
+    assert record.final_msg is not None and record.game is not None
+    final = table.tg.message(GROUP, record.final_msg)
+    assert final is not None
+    data = table.button(final, Kind.STAND)
+    assert data is not None
+    decider = scene.by_id(record.game.awaited)
+    return scene.press_update(decider, GROUP, final.message_id, data)
+
+
+@pytest.mark.parametrize("lost", ["retried by the client", "500, retried by Telegram"])
+def test_after_a_lost_answer_no_message_keeps_liar_or_let_it_stand_once_the_game_ended(
+    lost: str,
+) -> None:
+    with started(seed=3) as scene:
+        table = scene.table
+        at_a_final_play(scene)
+        record = table.record()
+        assert {Kind.SHOUT, Kind.STAND} <= kinds(
+            table, table.tg.message(GROUP, record.final_msg or 0)
+        )
+        stand = let_it_stand(scene)
+        if lost == "retried by the client":
+            scene.client.fail("update_item", answer_lost_then_retried(scene))
+            assert table.post(stand)["statusCode"] == 200
+        else:
+
+            def committed_then_lost(real: Any, kwargs: dict[str, Any]) -> Any:
+                real(**kwargs)
+                raise ClientError({"Error": {"Code": "InternalServerError", "Message": "x"}}, "x")
+
+            scene.client.fail("update_item", committed_then_lost)
+            assert table.post(stand)["statusCode"] == 500
+            assert table.post(stand)["statusCode"] == 200  # Telegram's retry: a duplicate
+        assert table.game().phase is Phase.OVER
+        for message in table.tg.chat_messages(GROUP):
+            assert not kinds(table, message) & {Kind.SHOUT, Kind.STAND}, message.text
+        assert scene.table_screen() == scene.current_table()
+        if lost == "retried by the client":
+            assert any("wins!" in p["text"] for p in group_sends(table)), "the end was announced"
+
+
+# --- a flood limit longer than a handler waits: the timer redraws ---------------------------------
+
+
+def screens_converged(scene: Scene) -> bool:
+    """The table and every hand read as drawn from the stored game now."""
+    table = scene.table
+    record = table.record()
+    game = record.game
+    assert game is not None
+    if scene.table_screen() != scene.current_table():
+        return False
+    now = table.clock.now
+    for person in scene.players:
+        message = table.tg.message(person.id, record.hand_msgs.get(person.id, 0))
+        drawn = render.hand(game, person.id, GROUP, record.game_id, record.lang_of(person.id), now)
+        data = [b.data for row in drawn.buttons for b in row]
+        if message is None or message.text != drawn.text:
+            return False
+        if [b.get("callback_data") for b in table.buttons(message)] != data:
+            return False
+    return True
+
+
+def test_screens_a_long_flood_limit_left_stale_are_redrawn_once_by_the_timer() -> None:
+    with started() as scene:
+        table = scene.table
+        # Three moves in a row meet 429s (table edits, a hand): nothing is waited out.
+        for retry_after in (20, 30, 25):
+            table.tg.fail_next("editMessageText", GROUP, error=too_many_requests(retry_after))
+            person = scene.awaited()
+            table.tg.fail_next("editMessageText", person.id, error=too_many_requests(retry_after))
+            scene.play(person, {min(scene.hand(person))})
+        assert not screens_converged(scene)
+        record = table.record()
+        owed = record.owed
+        assert owed is not None and abs(owed - (table.clock.now + 30)) < 0.01, "the longest wait"
+        assert record.due == owed, "the sweep finds it"
+        timers = [at for chat, at in table.timers.scheduled if chat == GROUP]
+        assert any(abs(at - owed) < 0.01 for at in timers), "an SQS timer too"
+        version, calls = record.version, len(table.tg.calls())
+        table.clock.advance(29)
+        table.tick()
+        assert table.record().version == version, "not before Telegram's wait"
+        table.clock.advance(1.5)
+        table.tick()
+        table.tick()  # the SQS timer and the sweep both fire: one redraw
+        after = table.record()
+        assert after.owed is None and after.version == version + 1
+        assert after.due is not None and after.due > table.clock.now, "the game's own timer"
+        assert screens_converged(scene)
+        redraw = table.tg.calls()[calls:]
+        assert len(redraw) <= 1 + len(scene.players), "the table and each hand, once"
+
+
+def test_an_end_whose_table_edit_met_a_flood_limit_is_redrawn_without_buttons() -> None:
+    with started(seed=3) as scene:
+        table = scene.table
+        at_a_final_play(scene)
+        flood = table.tg.fail_always("editMessageText", GROUP, error=too_many_requests(40))
+        table.post(let_it_stand(scene))
+        assert table.game().phase is Phase.OVER
+        assert {Kind.SHOUT, Kind.STAND} <= kinds(table, table_message(scene)), "stale for now"
+        assert table.record().owed is not None
+        table.tg.remove_rule(flood)
+        table.clock.advance(41)
+        table.tick()
+        assert kinds(table, table_message(scene)) == set()
+        assert scene.table_screen() == scene.current_table()
+        record = table.record()
+        assert record.owed is None and record.due is None, "nothing left for the timer"

@@ -1,0 +1,254 @@
+"""Forum topics: in a supergroup with topics, each topic (the General topic too) has its game,
+every message of a game goes to its topic, buttons act on their topic's game, and a topic closed
+or deleted while a game runs ends that game without a storm of retries."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from engine import Phase, cards_in
+from handlers import callbacks
+from handlers.callbacks import Kind
+from handlers.store import Record
+from infra.fake_telegram import StoredMessage
+from tests.e2e.harness import GROUP, Person, Table, running_bot
+
+ANN, BOB, CHLOE = Person(101, "Ann"), Person(102, "Bob"), Person(103, "Chloé")
+
+
+class Forum:
+    """People in a forum supergroup, writing in its topics (None: the General topic)."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self.tg = table.tg
+
+    def post(self, update: dict[str, Any]) -> dict[str, Any]:
+        return self.table.post(self.table.update(update))
+
+    def say(self, person: Person, text: str, topic: int | None) -> dict[str, Any]:
+        message = self.table.message(person, text, GROUP)
+        message["chat"]["is_forum"] = True
+        if topic is not None:
+            message["message_thread_id"] = topic
+            message["is_topic_message"] = True
+        return self.post({"message": message})
+
+    def press(self, person: Person, message: StoredMessage, data: str) -> dict[str, Any]:
+        query: dict[str, Any] = {
+            "id": f"q{next(self.table.update_ids)}",
+            "from": self.table.user(person),
+            "chat_instance": str(message.chat_id),
+            "data": data,
+            "message": {
+                "message_id": message.message_id,
+                "date": int(self.table.clock.now),
+                "chat": {"id": message.chat_id, "type": "private"},
+                "text": message.text or "",
+            },
+        }
+        if message.chat_id < 0:
+            query["message"]["chat"] = {"id": GROUP, "type": "supergroup", "is_forum": True}
+            if message.thread is not None:
+                query["message"]["message_thread_id"] = message.thread
+                query["message"]["is_topic_message"] = True
+        return self.post({"callback_query": query})
+
+    def press_kind(self, person: Person, message: StoredMessage, kind: Kind) -> dict[str, Any]:
+        data = self.table.button(message, kind)
+        assert data is not None, f"no {kind.name} in {self.table.button_texts(message)}"
+        return self.press(person, message, data)
+
+    def record(self, topic: int | None) -> Record:
+        return self.table.rt.store.load(GROUP, topic)
+
+    def table_message(self, topic: int | None) -> StoredMessage:
+        record = self.record(topic)
+        assert record.table_msg is not None
+        message = self.tg.message(GROUP, record.table_msg)
+        assert message is not None
+        return message
+
+    def join(self, person: Person, topic: int | None) -> None:
+        self.press_kind(person, self.table_message(topic), Kind.JOIN)
+        url = self.tg.calls("answerCallbackQuery")[-1].params["url"]
+        self.table.say(person, "/start " + url.split("?start=")[1], chat=person.id)
+
+    def open(self, topic: int | None, people: list[Person]) -> None:
+        self.say(people[0], "/newgame", topic)
+        for person in people:
+            self.join(person, topic)
+        self.press_kind(people[0], self.table_message(topic), Kind.START)
+        game = self.record(topic).game
+        assert game is not None and game.phase is Phase.PLAY
+
+    def hand(self, person: Person, topic: int | None) -> StoredMessage:
+        message_id = self.record(topic).hand_msgs[person.id]
+        message = self.tg.message(person.id, message_id)
+        assert message is not None
+        return message
+
+    def play_one(self, topic: int | None) -> Person:
+        """The awaited player plays their lowest card from their private hand."""
+        game = self.record(topic).game
+        assert game is not None and game.awaited is not None
+        person = next(p for p in (ANN, BOB, CHLOE) if p.id == game.awaited)
+        card = min(cards_in(game.hands[game.ids.index(person.id)]))
+        hand = self.hand(person, topic)
+        toggle = next(
+            b["callback_data"]
+            for b in self.table.buttons(hand)
+            if b.get("callback_data") and callbacks.decode(b["callback_data"]).cards == 1 << card
+        )
+        self.press(person, hand, toggle)
+        self.press_kind(person, self.hand(person, topic), Kind.PLAY)
+        return person
+
+    def group_sends(self) -> list[dict[str, Any]]:
+        return [c.params for c in self.tg.calls("sendMessage", chat_id=GROUP)]
+
+
+def test_each_topic_has_its_game_and_every_message_of_a_game_goes_to_its_topic() -> None:
+    with running_bot(seed=4) as table:
+        forum = Forum(table)
+        first, second = forum.tg.open_topic(GROUP), forum.tg.open_topic(GROUP)
+        forum.open(first, [ANN, BOB])
+        forum.open(second, [BOB, CHLOE])
+        forum.open(None, [ANN, CHLOE])  # the General topic is a topic like the others
+        records = {topic: forum.record(topic) for topic in (first, second, None)}
+        ids = {r.game_id for r in records.values()}
+        assert len(ids) == 3 and 0 not in ids, "three games, one per topic"
+        # A play in the first topic's game, from a private hand: only that game moves.
+        versions = {topic: r.version for topic, r in records.items()}
+        forum.play_one(first)
+        assert forum.record(first).version == versions[first] + 1
+        assert forum.record(second).version == versions[second]
+        assert forum.record(None).version == versions[None]
+        # Liar! from the first topic's table.
+        game = forum.record(first).game
+        assert game is not None and game.last is not None
+        shouter = ANN if game.ids[game.last.seat] == BOB.id else BOB
+        forum.press_kind(shouter, forum.table_message(first), Kind.SHOUT)
+        after = forum.record(first).game
+        assert after is not None and after.last is None, "the challenge was settled"
+        # Commands answer in their topic; each game's messages stay in its own.
+        forum.say(CHLOE, "/rules", second)
+        forum.say(ANN, "/table", None)
+        sends = forum.group_sends()
+        assert sends[-2].get("message_thread_id") == second
+        assert "message_thread_id" not in sends[-1], "General: no thread id"
+        for topic in (first, second, None):
+            texts = [m.text for m in forum.tg.topic_messages(GROUP, topic)]
+            assert any(t and t.startswith("Menteur") for t in texts), topic
+            table_msg = forum.record(topic).table_msg
+            assert forum.tg.message(GROUP, table_msg or 0).thread == topic  # type: ignore[union-attr]
+        challenge = [
+            m for m in forum.tg.chat_messages(GROUP) if (m.text or "").startswith("Challenge")
+        ]
+        assert [m.thread for m in challenge] == [first]
+        # One game at a time per topic: /newgame in a topic with a running game is refused there.
+        running = forum.record(second).game_id
+        forum.say(BOB, "/newgame", second)
+        assert forum.group_sends()[-1].get("message_thread_id") == second
+        assert forum.record(second).game_id == running
+
+
+def test_a_button_from_one_topic_cannot_act_on_another_topics_game() -> None:
+    with running_bot(seed=4) as table:
+        forum = Forum(table)
+        first, second = forum.tg.open_topic(GROUP), forum.tg.open_topic(GROUP)
+        forum.open(first, [ANN, BOB])
+        forum.say(CHLOE, "/newgame", second)
+        message = forum.table_message(second)
+        join = forum.table.button(message, Kind.JOIN)
+        assert join is not None
+        forged = callbacks.encode(
+            callbacks.Press(Kind.JOIN, GROUP, callbacks.decode(join).game, topic=first)
+        )
+        response = forum.press(CHLOE, message, forged)  # pressed in the second topic
+        assert json.loads(response["body"]).get("text"), "refused"
+
+
+def test_timers_name_the_topic_and_fire_on_its_game() -> None:
+    with running_bot(seed=4) as table:
+        forum = Forum(table)
+        topic = forum.tg.open_topic(GROUP)
+        forum.say(ANN, "/newgame", topic)
+        forum.join(ANN, topic)
+        forum.say(ANN, "/addbot", topic)
+        forum.press_kind(ANN, forum.table_message(topic), Kind.START)
+        assert table.timers.topics[-1] == topic
+        record = forum.record(topic)
+        assert record.due is not None
+        for _ in range(30):  # the computer player moves at its time, through the sweep
+            game = forum.record(topic).game
+            assert game is not None
+            if game.phase is Phase.OVER or game.awaited == ANN.id:
+                break
+            due = forum.record(topic).due
+            assert due is not None
+            table.clock.advance(max(0.0, due - table.clock.now) + 0.01)
+            table.tick()
+        game = forum.record(topic).game
+        assert game is not None and game.plays >= 1, "the computer played in the topic's game"
+        assert all(
+            c.params.get("message_thread_id") == topic
+            for c in forum.tg.calls("sendMessage", chat_id=GROUP)
+        )
+
+
+def test_a_topic_closed_while_a_game_runs_ends_that_game_only() -> None:
+    with running_bot(seed=4) as table:
+        forum = Forum(table)
+        closed, other = forum.tg.open_topic(GROUP), forum.tg.open_topic(GROUP)
+        forum.open(closed, [ANN, BOB])
+        forum.open(other, [ANN, BOB])
+        forum.play_one(closed)
+        forum.tg.close_topic(GROUP, closed)
+        sends = len(forum.group_sends())
+        service = table.message(ANN, "", GROUP)
+        del service["text"]
+        service.update(message_thread_id=closed, is_topic_message=True, forum_topic_closed={})
+        assert forum.post({"message": service})["statusCode"] == 200
+        ended = forum.record(closed)
+        assert ended.game is not None and ended.game.phase is Phase.OVER
+        assert ended.game.winner == -1 and ended.due is None, "no winner; nothing for the timer"
+        assert len(forum.group_sends()) == sends, "nothing is sent into a closed topic"
+        for person in (ANN, BOB):
+            assert forum.hand(person, closed).text.endswith("Game stopped — no winner."), person  # type: ignore[union-attr]
+        running = forum.record(other).game
+        assert running is not None and running.phase is Phase.PLAY
+        forum.play_one(other)
+
+
+def test_a_topic_deleted_while_a_game_runs_ends_it_at_the_first_refusal_without_retries() -> None:
+    with running_bot(seed=4) as table:
+        forum = Forum(table)
+        topic = forum.tg.open_topic(GROUP)
+        forum.open(topic, [ANN, BOB, CHLOE])
+        forum.tg.delete_topic(GROUP, topic)
+        calls = len(forum.tg.calls(chat_id=GROUP))
+        forum.play_one(topic)  # the table edit fails, its fallback send meets the deleted topic
+        ended = forum.record(topic).game
+        assert ended is not None and ended.phase is Phase.OVER and ended.winner == -1
+        refused = [c for c in forum.tg.calls(chat_id=GROUP)[calls:] if not c.ok]
+        assert len(refused) == 2, [c.method for c in refused]  # the edit, then the send
+        calls = len(forum.tg.calls(chat_id=GROUP))
+        for person in (ANN, BOB, CHLOE):
+            assert forum.hand(person, topic).text.endswith("Game stopped — no winner.")  # type: ignore[union-attr]
+        table.clock.advance(3600)
+        table.tick()
+        assert forum.tg.calls(chat_id=GROUP)[calls:] == [], "nothing more is tried there"
+
+
+def test_a_topic_closed_without_the_bot_hearing_of_it_ends_the_game_at_the_first_refusal() -> None:
+    with running_bot(seed=4) as table:
+        forum = Forum(table)
+        topic = forum.tg.open_topic(GROUP)
+        forum.open(topic, [ANN, BOB])
+        forum.tg.close_topic(GROUP, topic)
+        forum.say(ANN, "/rules", topic)  # the reply meets TOPIC_CLOSED
+        ended = forum.record(topic).game
+        assert ended is not None and ended.phase is Phase.OVER
+        assert [c.ok for c in forum.tg.calls("sendMessage", chat_id=GROUP)][-1] is False
