@@ -85,7 +85,7 @@ def view(game: Game, player: int | None, now: float) -> View:
         last=call,
         awaited=game.awaited,
         deadline=game.deadline,
-        winner=game.ids[game.winner] if game.winner >= 0 else None,
+        winner=None if game.winner is None else game.ids[game.winner],
         ranking=game.ranking(),
         can_play=seat is not None and game.phase is Phase.PLAY and game.turn == seat,
         can_shout=player is not None and can(game, Shout(player, game.plays), now),

@@ -45,7 +45,8 @@ def test_a_press_after_the_deadline_is_judged_as_let_stand() -> None:
         table.clock.advance(deadline - table.clock.now + 5)  # the timer is late or lost
         table.press_button(decider, table.group_message_with(Kind.STAND), Kind.SHOUT)
         game = table.game()
-        assert game.phase is Phase.OVER and game.ids[game.winner] == finisher.id
+        assert game.phase is Phase.OVER and game.winner is not None
+        assert game.ids[game.winner] == finisher.id
         answer = table.tg.calls("answerCallbackQuery")[-1].params.get("text", "")
         assert answer, "the late shout is refused with a reason"
 
@@ -76,7 +77,8 @@ def test_the_timer_message_is_a_45_second_sqs_delay_and_fires_through_the_timer_
         }
         assert timer.handle(event, table.rt) == {"batchItemFailures": []}
         game = table.game()
-        assert game.phase is Phase.OVER and game.ids[game.winner] == finisher.id
+        assert game.phase is Phase.OVER and game.winner is not None
+        assert game.ids[game.winner] == finisher.id
         # Announced at the mark: in simulated time, the delay from the deadline is zero.
         assert table.clock.now - deadline == 0
 
@@ -154,4 +156,5 @@ def test_a_timer_that_cannot_be_set_loses_nothing_of_the_committed_move(
         table.clock.advance(deadline - table.clock.now)
         table.tick()
         game = table.game()
-        assert game.phase is Phase.OVER and game.ids[game.winner] == finisher.id
+        assert game.phase is Phase.OVER and game.winner is not None
+        assert game.ids[game.winner] == finisher.id

@@ -671,6 +671,7 @@ def test_the_end_says_who_won_how_and_the_final_ranking(game: Game, move: Move, 
     now = T0 + (DECISION_SECONDS if isinstance(move, Timeout) else 1)
     game, events = apply(game, move, now)
     end = render.moments(events, game, CHAT, GAME_NO, "en", now)[-1]
+    assert game.winner is not None
     winner = game.names[game.winner]
     assert lines_of(end)[:4] == [f"{winner} wins!", how, "", "Final ranking"]
     assert len(lines_of(end)) == 4 + len(game.ids)
