@@ -7,14 +7,13 @@ view of nobody (`player=None`): no hand at all.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from engine.cards import Mask, count
 from engine.game import Game, Phase, can
 from engine.moves import LetItStand, Shout
+from engine.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SeatView:
     player: int
     name: str
@@ -23,7 +22,7 @@ class SeatView:
     out: bool  # forfeited (R19)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CallView:
     """The most recent play, while it can still be challenged: 'Called: count × rank'."""
 
@@ -34,7 +33,7 @@ class CallView:
     final: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class View:
     phase: Phase
     viewer: int | None  # the player this view is for, if seated; None for the group
