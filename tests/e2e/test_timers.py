@@ -10,7 +10,9 @@ import pytest
 from engine import Phase
 from handlers import timer
 from handlers.callbacks import Kind
-from handlers.runtime import SqsTimers
+from handlers.config import Settings
+from handlers.runtime import Runtime, SqsTimers
+from handlers.store import MemoryStore
 from tests.e2e.harness import GROUP, Person, Table, running_bot
 from tests.e2e.test_game import Watcher, by_id, open_and_start, people, play_to_a_final_play
 
@@ -49,6 +51,34 @@ def test_a_press_after_the_deadline_is_judged_as_let_stand() -> None:
         assert game.ids[game.winner] == finisher.id
         answer = table.tg.calls("answerCallbackQuery")[-1].params.get("text", "")
         assert answer, "the late shout is refused with a reason"
+
+
+def test_the_sqs_client_is_made_for_the_first_timer_not_at_start_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    made: list[str] = []
+    sent: list[dict[str, object]] = []
+
+    class Sqs:
+        def send_message(self, **message: object) -> None:
+            sent.append(message)
+
+    def client(name: str) -> Sqs:
+        made.append(name)
+        return Sqs()
+
+    monkeypatch.setattr(boto3, "client", client)
+    settings = Settings(bot_token="1:T", timer_queue_url="https://sqs.example/q")
+    rt = Runtime(settings, store=MemoryStore())
+    try:
+        assert isinstance(rt.app.timers, SqsTimers) and made == []
+        rt.app.timers.schedule(7, 145.0, 100.0)
+        rt.app.timers.schedule(7, 150.0, 100.0)
+        assert made == ["sqs"]
+        assert [m["DelaySeconds"] for m in sent] == [45, 50]
+        assert sent[0]["QueueUrl"] == "https://sqs.example/q"
+    finally:
+        rt.close()
 
 
 def test_the_timer_message_is_a_45_second_sqs_delay_and_fires_through_the_timer_lambda() -> None:
