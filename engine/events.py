@@ -12,17 +12,23 @@ from engine.records import record
 
 @record
 class Joined:
+    """`player` took a seat in the lobby under `name` (R17)."""
+
     player: int
     name: str
 
 
 @record
 class Left:
+    """`player` left the lobby."""
+
     player: int
 
 
 @record
 class Started:
+    """The game started: seats shuffled (R1), cards dealt (R3), the first seat plays."""
+
     order: tuple[int, ...]  # player ids in seat order, which is the turn order (R1)
 
 
@@ -73,6 +79,8 @@ class LetStand:
 
 @record
 class Forfeited:
+    """`player` left a running game: their hand is set aside for good (R19)."""
+
     player: int
 
 

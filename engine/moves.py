@@ -13,6 +13,8 @@ from engine.records import record
 
 @record
 class Join:
+    """Take a seat in the lobby under `name` (1 to 64 characters)."""
+
     player: int
     name: str
 
