@@ -84,6 +84,8 @@ import engine
 marks.append(time.perf_counter())
 import handlers.webhook
 marks.append(time.perf_counter())
+import httpcore
+marks.append(time.perf_counter())
 from handlers import telegram_io
 from handlers.config import Settings
 settings = Settings.from_env()
@@ -99,7 +101,8 @@ STEP_NAMES = (
     "the floor: import telegram, boto3; boto3.client('dynamodb')",
     "import engine",
     "import handlers.webhook, the rest of handlers (no Runtime yet)",
-    "the bot's HTTP client (httpcore, h11, anyio imports; TLS context with the CA bundle)",
+    "import httpcore (with h11, anyio): httpx imports it for its first client",
+    "the bot and its HTTP client: a TLS context, loading the CA bundle",
     "the rest of the Runtime (event loop, timers, store, MenteurBot)",
 )
 
