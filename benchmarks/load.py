@@ -668,7 +668,7 @@ async def run(args: argparse.Namespace, dynalite: Dynalite, tg: FakeTelegram) ->
     telegram_game = len([c for c in calls if c.method.lower() != "editmessagereplymarkup"])
     telegram_toggles = telegram - telegram_game
     games_won = sum(
-        1 for d in drivers if d.game and d.game.phase is Phase.OVER and d.game.winner >= 0
+        1 for d in drivers if d.game and d.game.phase is Phase.OVER and d.game.winner is not None
     )
 
     print(

@@ -19,14 +19,17 @@ Mask = int
 
 
 def card(rank_index: int, suit_index: int) -> int:
+    """The card of a rank and a suit, as indices into `RANKS` and `SUITS`."""
     return rank_index * 4 + suit_index
 
 
 def rank_of(card_index: int) -> int:
+    """The card's rank, an index into `RANKS`."""
     return card_index >> 2
 
 
 def suit_of(card_index: int) -> int:
+    """The card's suit, an index into `SUITS`."""
     return card_index & 3
 
 
@@ -44,6 +47,7 @@ def parse_card(text: str) -> int:
 
 
 def mask_of(cards: Iterable[int]) -> Mask:
+    """The set of these cards, as a mask."""
     mask = 0
     for c in cards:
         mask |= 1 << c
@@ -59,6 +63,7 @@ def cards_in(mask: Mask) -> Iterator[int]:
 
 
 def count(mask: Mask) -> int:
+    """How many cards a mask holds."""
     return mask.bit_count()
 
 
@@ -66,6 +71,7 @@ RANK_MASKS: tuple[Mask, ...] = tuple(0b1111 << (4 * r) for r in range(RANK_COUNT
 
 
 def count_of_rank(mask: Mask, rank_index: int) -> int:
+    """How many cards of the rank a mask holds."""
     return (mask & RANK_MASKS[rank_index]).bit_count()
 
 

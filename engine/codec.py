@@ -1,9 +1,10 @@
 """The stored form of a game: a compact, versioned, JSON-compatible list that round-trips.
 
-A flat list, version first, fields in a fixed order: no key is stored, cards are 52-bit masks,
-so an 8-player game stays around half a kilobyte (one DynamoDB write unit is 1 KB), and
-decoding is one unpacking, cheap enough to run on every game action. Bump `VERSION` and keep a
-reader for the old form when the fields change.
+A flat list, the version first, then the values of `Game`'s fields in their declared order
+(`engine.game.FIELDS`): no key is stored, cards are 52-bit masks, so an 8-player game stays
+around half a kilobyte (one DynamoDB write unit is 1 KB), and decoding is one pass, cheap
+enough to run on every game action. When the fields change, bump `VERSION` and keep a reader
+for the old form, as for version 1 below.
 """
 
 from __future__ import annotations
@@ -11,13 +12,28 @@ from __future__ import annotations
 from typing import Any
 
 from engine.cards import FULL_DECK
-from engine.game import MAX_PLAYERS, Game, LastPlay, Phase
+from engine.game import FIELDS, MAX_PLAYERS, Game, LastPlay, Phase, values_of
 
-VERSION = 1
+VERSION = 2
+
+# Version 1 had the same fields in the same order, with -1 for "no seat" where version 2 has
+# None (null). Spelled out here because it must not follow `FIELDS` when that changes.
+V1_FIELDS = (
+    "opener", "updated", "phase", "ids", "names", "hands", "bullets", "out", "pile", "aside",
+    "rank", "turn", "plays", "last", "shouted", "deadline", "winner",
+)  # fmt: skip
+_V1_SEATS = ("turn", "shouted", "winner")
 
 _INT = frozenset({int})  # exact types: bool is an int subclass and has no place here
 _STR = frozenset({str})
 _PHASES = tuple(Phase)
+
+# The positions in `FIELDS` of the fields that are not stored as they are.
+_AT = {name: i for i, name in enumerate(FIELDS)}
+_UPDATED, _PHASE, _IDS, _NAMES, _HANDS, _BULLETS, _OUT, _LAST, _DEADLINE = (
+    _AT[name]
+    for name in ("updated", "phase", "ids", "names", "hands", "bullets", "out", "last", "deadline")
+)
 
 
 class CodecError(ValueError):
@@ -25,67 +41,51 @@ class CodecError(ValueError):
 
 
 def encode(game: Game) -> list[Any]:
-    last = game.last
-    return [
-        VERSION,
-        game.opener,
-        game.updated,
-        int(game.phase),
-        list(game.ids),
-        list(game.names),
-        game.hands.copy(),
-        game.bullets.copy(),
-        game.out.copy(),
-        game.pile,
-        game.aside,
-        game.rank,
-        game.turn,
-        game.plays,
-        None if last is None else [last.play, last.seat, last.cards, last.rank],
-        game.shouted,
-        game.deadline,
-        game.winner,
-    ]
+    """The stored form of `game`: a new list, led by `VERSION`, sharing nothing mutable with it.
+
+    Only ints, floats, strings, None and lists: `json.dumps` takes it as it is.
+    """
+    value = list(values_of(game))
+    value[_PHASE] = int(game.phase)
+    value[_IDS] = list(game.ids)
+    value[_NAMES] = list(game.names)
+    value[_HANDS] = game.hands.copy()
+    value[_BULLETS] = game.bullets.copy()
+    value[_OUT] = game.out.copy()
+    if game.last is not None:
+        value[_LAST] = list(game.last)
+    value.insert(0, VERSION)
+    return value
 
 
 def decode(value: Any) -> Game:
+    """The game `encode` stored as `value`, in this version's form or an older one.
+
+    Raises `CodecError` for anything else, whatever its shape.
+    """
     try:
         return _decode(value)
     except CodecError:
         raise
-    except (TypeError, ValueError, IndexError) as e:
+    except (TypeError, ValueError, IndexError, KeyError) as e:
         raise CodecError(f"malformed game: {e!r}") from e
 
 
 def _decode(value: Any) -> Game:
-    if type(value) is not list or not value or value[0] != VERSION:
+    if type(value) is not list or not value or type(value[0]) is not int:
         raise CodecError("unknown codec version")
-    (
-        _,
-        opener,
-        updated,
-        phase,
-        ids,
-        names,
-        hands,
-        bullets,
-        out,
-        pile,
-        aside,
-        rank,
-        turn,
-        plays,
-        last,
-        shouted,
-        deadline,
-        winner,
-    ) = value
+    if value[0] == 1:
+        value = _from_v1(value)
+    elif value[0] != VERSION:
+        raise CodecError("unknown codec version")
+    stored = value[1:]  # converted in place: the caller's value is left as it was
+    if len(stored) != len(FIELDS):
+        raise CodecError("malformed game")
+    phase, ids, names, hands = stored[_PHASE], stored[_IDS], stored[_NAMES], stored[_HANDS]
+    bullets, out = stored[_BULLETS], stored[_OUT]
     if not (
-        set(map(type, ids)) <= _INT
+        set(map(type, [*ids, *hands, *bullets, *out])) <= _INT
         and set(map(type, names)) <= _STR
-        and set(map(type, hands)) <= _INT
-        and set(map(type, bullets)) <= _INT
-        and set(map(type, out)) <= _INT
         and type(phase) is int
         and 0 <= phase < len(_PHASES)
     ):
@@ -95,24 +95,26 @@ def _decode(value: Any) -> Game:
         raise CodecError("seats do not match")
     if hands and (len(bullets) != seats or min(hands) < 0 or max(hands) > FULL_DECK):
         raise CodecError("not a dealt table")
-    if last is not None:
-        last = LastPlay(*last)
-    return Game(
-        opener,
-        float(updated),
-        _PHASES[phase],
-        tuple(ids),
-        tuple(names),
-        hands.copy(),
-        bullets.copy(),
-        out.copy(),
-        pile,
-        aside,
-        rank,
-        turn,
-        plays,
-        last,
-        shouted,
-        None if deadline is None else float(deadline),
-        winner,
-    )
+    stored[_PHASE] = _PHASES[phase]
+    stored[_IDS] = tuple(ids)
+    stored[_NAMES] = tuple(names)
+    stored[_HANDS] = hands.copy()
+    stored[_BULLETS] = bullets.copy()
+    stored[_OUT] = out.copy()
+    stored[_UPDATED] = float(stored[_UPDATED])
+    if stored[_DEADLINE] is not None:
+        stored[_DEADLINE] = float(stored[_DEADLINE])
+    if stored[_LAST] is not None:
+        stored[_LAST] = LastPlay(*stored[_LAST])
+    return Game(*stored)
+
+
+def _from_v1(value: list[Any]) -> list[Any]:
+    """A version 1 list in this version's form."""
+    if len(value) != 1 + len(V1_FIELDS):
+        raise CodecError("malformed game")
+    old = dict(zip(V1_FIELDS, value[1:], strict=True))
+    for name in _V1_SEATS:
+        if old[name] == -1:
+            old[name] = None
+    return [VERSION, *(old[name] for name in FIELDS)]

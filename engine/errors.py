@@ -10,7 +10,8 @@ from enum import StrEnum
 
 
 class Code(StrEnum):
-    # The value is what catalogues are keyed on: never rename one.
+    """Why a move was refused. The value is what catalogues are keyed on: never rename one."""
+
     NOT_A_PLAYER = "not_a_player"
     NOT_YOUR_TURN = "not_your_turn"
     NO_BULLETS = "no_bullets"

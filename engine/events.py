@@ -6,28 +6,33 @@ the turned-over cards of the challenged play, which the whole table sees (R11).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from engine.cards import Mask
+from engine.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Joined:
+    """`player` took a seat in the lobby under `name` (R17)."""
+
     player: int
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Left:
+    """`player` left the lobby."""
+
     player: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Started:
+    """The game started: seats shuffled (R1), cards dealt (R3), the first seat plays."""
+
     order: tuple[int, ...]  # player ids in seat order, which is the turn order (R1)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Called:
     """'Called: 2 × R' (R6). `play` numbers the plays of the game from 1."""
 
@@ -38,7 +43,7 @@ class Called:
     final: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FinalPlay:
     """R13: `decider` challenges or lets it stand before `deadline`."""
 
@@ -48,7 +53,7 @@ class FinalPlay:
     play: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Challenged:
     """R11. `loser` picked up `picked_up` cards, or set them aside if they had forfeited."""
 
@@ -64,7 +69,7 @@ class Challenged:
     next_player: int | None  # None when the challenge ended the game
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LetStand:
     """R14. `by` is the next player, or None when the table let it stand after the deadline."""
 
@@ -72,19 +77,21 @@ class LetStand:
     by: int | None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Forfeited:
+    """`player` left a running game: their hand is set aside for good (R19)."""
+
     player: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TurnPassed:
     """R19: the player to play forfeited or their winning play was theirs; `player` plays."""
 
     player: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DecisionPassed:
     """R19: the decider forfeited; `decider` now decides, with a fresh deadline."""
 
@@ -92,7 +99,7 @@ class DecisionPassed:
     deadline: float
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Won:
     """The end with a winner (R14, R19) and the final ranking (R15), winner first."""
 
@@ -100,7 +107,7 @@ class Won:
     ranking: tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Stopped:
     """R18: no winner. `by` is who stopped it, or None when it ended for being idle."""
 

@@ -9,9 +9,10 @@ the next state and the events. Time comes in as `now` (seconds) and randomness a
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from enum import IntEnum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from engine import events as ev
 from engine.cards import DECK_SIZE, FULL_DECK, RANK_COUNT, Mask, count, is_lie
@@ -61,6 +62,8 @@ class Game:
     """One table. Seats are indices into `ids`; after `Start` seat order is turn order.
 
     Treat it as immutable: `apply` returns a new one. Only this module mutates, on copies.
+    The fields in their order are `FIELDS`, which `copy` and the stored form (`engine.codec`)
+    follow: adding, removing or moving one is a new codec version.
     """
 
     opener: int
@@ -74,47 +77,40 @@ class Game:
     pile: Mask = 0
     aside: Mask = 0  # forfeited hands, out of play for good (R19)
     rank: int = 0  # the expected rank (R7)
-    turn: int = -1  # the seat awaited, in PLAY and DECIDE
+    turn: int | None = None  # the seat awaited, in PLAY and DECIDE only (I4)
     plays: int = 0  # plays made so far; the most recent play is number `plays`
     last: LastPlay | None = None
     # Who shouted at play `plays`, so a later shout can be told who was first (R10).
-    shouted: int = -1
+    shouted: int | None = None
     deadline: float | None = None
-    winner: int = -1
+    winner: int | None = None  # None until the game is over, and after it when stopped
 
     def copy(self) -> Game:
-        return Game(
-            self.opener,
-            self.updated,
-            self.phase,
-            self.ids,
-            self.names,
-            self.hands.copy(),
-            self.bullets.copy(),
-            self.out.copy(),
-            self.pile,
-            self.aside,
-            self.rank,
-            self.turn,
-            self.plays,
-            self.last,
-            self.shouted,
-            self.deadline,
-            self.winner,
-        )
+        """A copy with lists of its own, for `apply` to change in place.
+
+        Every move pays for one: `dataclasses.replace` would cost 1.6 µs, this 0.3 µs.
+        """
+        new = Game(*values_of(self))
+        new.hands = self.hands.copy()
+        new.bullets = self.bullets.copy()
+        new.out = self.out.copy()
+        return new
 
     # --- questions every caller may ask ---------------------------------------------------
 
     def seat_of(self, player: int) -> int | None:
+        """The seat of `player`, or None when they are not at the table."""
         try:
             return self.ids.index(player)
         except ValueError:
             return None
 
     def in_game(self, seat: int) -> bool:
+        """Whether `seat` has not forfeited (R19)."""
         return seat not in self.out
 
     def active_seats(self) -> list[int]:
+        """The seats still in the game, in seat order."""
         return [s for s in range(len(self.ids)) if s not in self.out]
 
     def next_seat(self, seat: int) -> int:
@@ -129,20 +125,32 @@ class Game:
     @property
     def awaited(self) -> int | None:
         """I4: the player whose play or decision is awaited, if any."""
-        return self.ids[self.turn] if self.phase in (Phase.PLAY, Phase.DECIDE) else None
+        return None if self.turn is None else self.ids[self.turn]
 
     @property
     def stopped(self) -> bool:
-        return self.phase is Phase.OVER and self.winner < 0
+        """Over without a winner (R18)."""
+        return self.phase is Phase.OVER and self.winner is None
 
     def ranking(self) -> tuple[int, ...]:
         """R15 and R19: winner, then by cards held and seat; forfeits last, latest first."""
-        if self.winner < 0:
+        winner = self.winner
+        if winner is None:
             return ()
-        rest = [s for s in self.active_seats() if s != self.winner]
+        rest = [s for s in self.active_seats() if s != winner]
         rest.sort(key=lambda s: (count(self.hands[s]), s))
-        seats = [self.winner, *rest, *reversed(self.out)]
+        seats = [winner, *rest, *reversed(self.out)]
         return tuple(self.ids[s] for s in seats)
+
+
+FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Game))
+
+# The values of a game's fields in `FIELDS` order, as `Game(*values)` takes them. Compiled from
+# FIELDS once: reads written out are three times as fast as `operator.attrgetter`'s (0.1 µs
+# against 0.3 µs), and `copy` and the codec use this on every move.
+values_of: Callable[[Game], tuple[Any, ...]] = eval(
+    "lambda game: (" + "".join(f"game.{name}, " for name in FIELDS) + ")"
+)
 
 
 def open_table(opener: int, now: float, name: str | None = None) -> Game:
@@ -163,6 +171,11 @@ def _running_seat(game: Game, player: int) -> int:
     if seat is None or not game.in_game(seat):
         raise IllegalMove(Code.NOT_A_PLAYER)
     return seat
+
+
+def _turn(game: Game) -> int:
+    assert game.turn is not None, "I4: a running game awaits a seat"
+    return game.turn
 
 
 def _past_deadline(game: Game, now: float) -> bool:
@@ -214,7 +227,7 @@ def verify(game: Game, move: Move, now: float) -> None:
                 )
                 raise IllegalMove(code)
             if game.turn != seat:
-                raise IllegalMove(Code.NOT_YOUR_TURN, game.ids[game.turn])
+                raise IllegalMove(Code.NOT_YOUR_TURN, game.ids[_turn(game)])
             if cards & ~game.hands[seat]:
                 raise IllegalMove(Code.CARDS_NOT_IN_HAND)
         case Shout(player, play):
@@ -228,7 +241,7 @@ def verify(game: Game, move: Move, now: float) -> None:
             if play > game.plays:
                 raise IllegalMove(Code.STALE)
             if game.last is None:
-                if game.shouted >= 0:
+                if game.shouted is not None:
                     raise IllegalMove(Code.ALREADY_CHALLENGED, game.ids[game.shouted])
                 raise IllegalMove(Code.NOTHING_TO_CHALLENGE)
             if game.last.seat == seat:
@@ -240,7 +253,7 @@ def verify(game: Game, move: Move, now: float) -> None:
             if game.phase is not Phase.DECIDE:
                 raise IllegalMove(Code.NO_DECISION_PENDING)
             if game.turn != seat:
-                raise IllegalMove(Code.NOT_DECIDER, game.ids[game.turn])
+                raise IllegalMove(Code.NOT_DECIDER, game.ids[_turn(game)])
             if _past_deadline(game, now):
                 raise IllegalMove(Code.DEADLINE_PASSED)
         case Timeout(play):
@@ -351,7 +364,7 @@ def _play(g: Game, seat: int, cards: Mask, now: float, out: list[ev.Event]) -> N
     g.pile |= cards
     g.plays += 1
     g.last = LastPlay(g.plays, seat, cards, g.rank)
-    g.shouted = -1
+    g.shouted = None
     final = g.hands[seat] == 0
     out.append(ev.Called(g.ids[seat], count(cards), g.rank, g.plays, final))
     g.rank = (g.rank + 1) % RANK_COUNT  # R7
@@ -406,7 +419,7 @@ def _challenge(g: Game, accuser: int, out: list[ev.Event]) -> None:
 def _win(g: Game, seat: int, out: list[ev.Event]) -> None:
     g.phase = Phase.OVER
     g.winner = seat
-    g.turn = -1
+    g.turn = None
     g.deadline = None
     g.last = None
     out.append(ev.Won(g.ids[seat], g.ranking()))
@@ -414,8 +427,8 @@ def _win(g: Game, seat: int, out: list[ev.Event]) -> None:
 
 def _stop(g: Game, out: list[ev.Event], by: int | None) -> None:
     g.phase = Phase.OVER
-    g.winner = -1
-    g.turn = -1
+    g.winner = None
+    g.turn = None
     g.deadline = None
     g.last = None
     out.append(ev.Stopped(by))
@@ -441,4 +454,4 @@ def _forfeit(g: Game, seat: int, now: float, out: list[ev.Event]) -> None:
         # plays next. The play itself stays open to a challenge until then (R10, R19).
         g.phase = Phase.PLAY
         g.deadline = None
-        out.append(ev.TurnPassed(g.ids[g.turn]))
+        out.append(ev.TurnPassed(g.ids[_turn(g)]))

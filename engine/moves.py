@@ -7,28 +7,28 @@ button from an earlier turn is recognised and refused.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from engine.cards import Mask
+from engine.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Join:
-    """A seat at the lobby's table. A negative `player` id is a computer player's (the bot's
-    convention): a game does not start with computer players alone."""
+    """Take a seat in the lobby under `name` (1 to 64 characters). A negative `player` id is a
+    computer player's (the bot's convention): a game does not start with computer players
+    alone."""
 
     player: int
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Leave:
     """Leave the lobby; once the game runs, leaving is a `Forfeit`."""
 
     player: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Start:
     """Seats are shuffled and the deck dealt from `seed` (R1, R3): same seed, same game."""
 
@@ -36,7 +36,7 @@ class Start:
     seed: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Play:
     """R6. `turn`, when given, is the play number the button was drawn at."""
 
@@ -45,7 +45,7 @@ class Play:
     turn: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Shout:
     """Liar! (R10) at play number `play`: only the most recent play can be targeted."""
 
@@ -53,7 +53,7 @@ class Shout:
     play: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LetItStand:
     """R14, by the next player after the final play number `play`."""
 
@@ -61,14 +61,14 @@ class LetItStand:
     play: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Timeout:
     """R14: 45 seconds passed after final play number `play`; the table lets it stand."""
 
     play: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Stop:
     """R18. `admin` is the caller's word that `player` administers the group chat."""
 
@@ -76,14 +76,14 @@ class Stop:
     admin: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Expire:
     """R18: nobody acted for `idle_seconds`; the game ends without a winner."""
 
     idle_seconds: float
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Forfeit:
     """R19."""
 

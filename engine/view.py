@@ -7,15 +7,16 @@ view of nobody (`player=None`): no hand at all.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from engine.cards import Mask, count
 from engine.game import Game, Phase, can
 from engine.moves import LetItStand, Shout
+from engine.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SeatView:
+    """One seat as the whole table sees it: who, how many cards, bullets left, forfeited."""
+
     player: int
     name: str
     cards: int
@@ -23,7 +24,7 @@ class SeatView:
     out: bool  # forfeited (R19)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CallView:
     """The most recent play, while it can still be challenged: 'Called: count × rank'."""
 
@@ -34,8 +35,14 @@ class CallView:
     final: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class View:
+    """A table as one viewer may see it (see `view`): made afresh for every screen.
+
+    The `can_*` flags answer for the viewer, `shout_open` for anyone at the table; a screen
+    shows a button only when its move would be accepted now.
+    """
+
     phase: Phase
     viewer: int | None  # the player this view is for, if seated; None for the group
     hand: Mask  # the viewer's own hand; 0 for the group
@@ -54,10 +61,16 @@ class View:
     shout_open: bool  # somebody at the table may shout now: the group shows Liar!
 
     def seat(self, player: int) -> SeatView | None:
+        """The seat of `player`, or None when they are not at the table."""
         return next((s for s in self.seats if s.player == player), None)
 
 
 def view(game: Game, player: int | None, now: float) -> View:
+    """What `player` may see of `game` at `now`, and which moves are open to them.
+
+    `player=None`, or a player not seated at the table, gets the group's view: no hand, no
+    move of their own. `now` matters for the moves: past a final play's deadline, none is open.
+    """
     seat = game.seat_of(player) if player is not None else None
     last = game.last
     call = None
@@ -85,7 +98,7 @@ def view(game: Game, player: int | None, now: float) -> View:
         last=call,
         awaited=game.awaited,
         deadline=game.deadline,
-        winner=game.ids[game.winner] if game.winner >= 0 else None,
+        winner=None if game.winner is None else game.ids[game.winner],
         ranking=game.ranking(),
         can_play=seat is not None and game.phase is Phase.PLAY and game.turn == seat,
         can_shout=player is not None and can(game, Shout(player, game.plays), now),

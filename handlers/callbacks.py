@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import StrEnum
+
+from engine.records import record
 
 MAX_BYTES = 64
 NO_RANK = -1
@@ -44,7 +45,7 @@ class BadCallback(ValueError):
     """The data is not one this bot wrote: tampered, truncated or from another bot."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Press:
     kind: Kind
     chat: int

@@ -7,9 +7,8 @@ private hands the move changed are edited. Sending them is `handlers.telegram_io
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from engine import Game, Phase
+from engine.records import replace
 from handlers import moments, render
 from handlers.outcomes import Decision, Result
 from handlers.screens import Edit, EditButtons, Request, Screen, Send

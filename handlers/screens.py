@@ -6,10 +6,10 @@ calls. Neither side needs to know the other: tests compare these values directly
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from engine.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Button:
     """An inline button: it sends `data` back (callback_data, <= 64 bytes) or opens `url`."""
 
@@ -21,7 +21,7 @@ class Button:
 Keyboard = tuple[tuple[Button, ...], ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Screen:
     """A message as shown: plain text (no parse mode: names need no escaping) and buttons."""
 
@@ -29,7 +29,7 @@ class Screen:
     buttons: Keyboard = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Send:
     """A new message. `remember` names it ("table", "final", "hand:<user>") when its id must
     be kept to edit it later; `thread` is the forum topic it goes to (None: the chat itself, or
@@ -41,7 +41,7 @@ class Send:
     thread: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Edit:
     """Replace a message's text and buttons. If the message is gone (deleted by a user), a new
     one is sent instead (into the forum topic `thread`) and remembered under `remember`."""
@@ -53,7 +53,7 @@ class Edit:
     thread: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EditButtons:
     """Replace only a message's buttons (a card toggle; a settled message losing its buttons).
 
@@ -68,7 +68,7 @@ class EditButtons:
     after: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Answer:
     """The answer to a button press: a short notice (<= 200 characters) or a URL to open."""
 

@@ -13,7 +13,7 @@ import datetime as dtm
 import logging
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -30,6 +30,7 @@ from telegram.error import (
 from telegram.request import HTTPXRequest
 from telegram.warnings import PTBDeprecationWarning
 
+from engine.records import replace
 from handlers.screens import Answer, Button, Edit, EditButtons, Keyboard, Request, Send
 
 __all__ = [

@@ -30,7 +30,7 @@ def computer_move(record: Record, game: Game, now: float) -> Move | None:
     """The first computer player, in turn order from the one awaited, that wants to act."""
     rng = computer_rng(record, game)
     seats = len(game.ids)
-    start = game.turn if game.turn is not None and game.turn >= 0 else 0
+    start = game.turn or 0
     for seat in sorted(range(seats), key=lambda s: (s - start) % seats):
         player = game.ids[seat]
         if player < 0 and game.in_game(seat):

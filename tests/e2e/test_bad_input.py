@@ -136,7 +136,7 @@ def test_a_forged_secret_gets_401_and_touches_nothing() -> None:
         response = scene.deliver(event(stop, header=SECRET_HEADER.upper()))
         assert response["statusCode"] == 200
         game = scene.table.game()
-        assert game.phase is Phase.OVER and game.winner == -1
+        assert game.phase is Phase.OVER and game.winner is None
 
 
 # --- bodies that are not updates -------------------------------------------------------------
@@ -597,7 +597,7 @@ def test_commands_in_the_wrong_chat_or_with_odd_arguments() -> None:
         said = len(replies(scene, GROUP))
         table.say(bob, "/stop")
         game = table.game()
-        assert game.phase is Phase.OVER and game.winner == -1
+        assert game.phase is Phase.OVER and game.winner is None
         assert any(bob.name in text for text in replies(scene, GROUP)[said:])
         assert t("en", "refusal_not_allowed") not in replies(scene, GROUP)[said:], (
             "an admin is not told no before the game stops"

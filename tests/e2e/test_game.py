@@ -137,7 +137,8 @@ def test_a_three_player_game_from_newgame_to_the_final_ranking(lang: str) -> Non
         final = table.group_message_with(Kind.STAND)
         table.press_button(decider, final, Kind.STAND)
         game = table.game()
-        assert game.phase is Phase.OVER and game.ids[game.winner] == finisher.id
+        assert game.phase is Phase.OVER and game.winner is not None
+        assert game.ids[game.winner] == finisher.id
         end = table.tg.messages_to(GROUP)[-3:]
         assert any(finisher.name in text and text.count("\n") >= 3 for text in end), end
         watcher.check()
@@ -167,7 +168,8 @@ def test_a_final_play_left_alone_for_45_seconds_is_let_stand_by_the_table() -> N
         table.tick()
         table.tick()  # a second timer at the same moment: still one announcement
         game = table.game()
-        assert game.phase is Phase.OVER and game.ids[game.winner] == finisher.id
+        assert game.phase is Phase.OVER and game.winner is not None
+        assert game.ids[game.winner] == finisher.id
         announced = table.tg.calls("sendMessage", chat_id=GROUP)[sends:]
         assert len(announced) == 1
         assert finisher.name in announced[0].params["text"]

@@ -243,7 +243,7 @@ def test_an_anonymous_admin_may_stop_the_game_without_a_question_to_telegram() -
         asked = len(table.tg.calls("getChatMember"))
         as_anonymous_admin(table, "/stop")
         game = table.game()
-        assert game.phase is Phase.OVER and game.winner == -1
+        assert game.phase is Phase.OVER and game.winner is None
         assert len(table.tg.calls("getChatMember")) == asked
 
 

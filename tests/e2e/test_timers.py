@@ -10,7 +10,9 @@ import pytest
 from engine import Phase
 from handlers import timer
 from handlers.callbacks import Kind
-from handlers.runtime import SqsTimers
+from handlers.config import Settings
+from handlers.runtime import Runtime, SqsTimers
+from handlers.store import MemoryStore
 from tests.e2e.harness import GROUP, Person, Table, running_bot
 from tests.e2e.test_game import Watcher, by_id, open_and_start, people, play_to_a_final_play
 
@@ -45,9 +47,38 @@ def test_a_press_after_the_deadline_is_judged_as_let_stand() -> None:
         table.clock.advance(deadline - table.clock.now + 5)  # the timer is late or lost
         table.press_button(decider, table.group_message_with(Kind.STAND), Kind.SHOUT)
         game = table.game()
-        assert game.phase is Phase.OVER and game.ids[game.winner] == finisher.id
+        assert game.phase is Phase.OVER and game.winner is not None
+        assert game.ids[game.winner] == finisher.id
         answer = table.tg.calls("answerCallbackQuery")[-1].params.get("text", "")
         assert answer, "the late shout is refused with a reason"
+
+
+def test_the_sqs_client_is_made_for_the_first_timer_not_at_start_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    made: list[str] = []
+    sent: list[dict[str, object]] = []
+
+    class Sqs:
+        def send_message(self, **message: object) -> None:
+            sent.append(message)
+
+    def client(name: str) -> Sqs:
+        made.append(name)
+        return Sqs()
+
+    monkeypatch.setattr(boto3, "client", client)
+    settings = Settings(bot_token="1:T", timer_queue_url="https://sqs.example/q")
+    rt = Runtime(settings, store=MemoryStore())
+    try:
+        assert isinstance(rt.app.timers, SqsTimers) and made == []
+        rt.app.timers.schedule(7, 145.0, 100.0)
+        rt.app.timers.schedule(7, 150.0, 100.0)
+        assert made == ["sqs"]
+        assert [m["DelaySeconds"] for m in sent] == [45, 50]
+        assert sent[0]["QueueUrl"] == "https://sqs.example/q"
+    finally:
+        rt.close()
 
 
 def test_the_timer_message_is_a_45_second_sqs_delay_and_fires_through_the_timer_lambda() -> None:
@@ -76,7 +107,8 @@ def test_the_timer_message_is_a_45_second_sqs_delay_and_fires_through_the_timer_
         }
         assert timer.handle(event, table.rt) == {"batchItemFailures": []}
         game = table.game()
-        assert game.phase is Phase.OVER and game.ids[game.winner] == finisher.id
+        assert game.phase is Phase.OVER and game.winner is not None
+        assert game.ids[game.winner] == finisher.id
         # Announced at the mark: in simulated time, the delay from the deadline is zero.
         assert table.clock.now - deadline == 0
 
@@ -154,4 +186,18 @@ def test_a_timer_that_cannot_be_set_loses_nothing_of_the_committed_move(
         table.clock.advance(deadline - table.clock.now)
         table.tick()
         game = table.game()
-        assert game.phase is Phase.OVER and game.ids[game.winner] == finisher.id
+        assert game.phase is Phase.OVER and game.winner is not None
+        assert game.ids[game.winner] == finisher.id
+
+
+def test_an_idle_lobby_ends_through_the_timer() -> None:
+    ann = Person(101, "Ann")
+    with running_bot(seed=3) as table:
+        table.say(ann, "/newgame")
+        table.join(ann)
+        due = table.record().due
+        assert due is not None and table.game().phase is Phase.LOBBY
+        table.clock.now = due
+        table.tick()
+        game = table.game()
+        assert game.phase is Phase.OVER and game.stopped

@@ -213,7 +213,7 @@ def test_a_topic_closed_while_a_game_runs_ends_that_game_only() -> None:
         assert forum.post({"message": service})["statusCode"] == 200
         ended = forum.record(closed)
         assert ended.game is not None and ended.game.phase is Phase.OVER
-        assert ended.game.winner == -1 and ended.due is None, "no winner; nothing for the timer"
+        assert ended.game.winner is None and ended.due is None, "no winner; nothing for the timer"
         assert len(forum.group_sends()) == sends, "nothing is sent into a closed topic"
         for person in (ANN, BOB):
             assert forum.hand(person, closed).text.endswith("Game stopped — no winner."), person  # type: ignore[union-attr]
@@ -231,7 +231,7 @@ def test_a_topic_deleted_while_a_game_runs_ends_it_at_the_first_refusal_without_
         calls = len(forum.tg.calls(chat_id=GROUP))
         forum.play_one(topic)  # the table edit fails, its fallback send meets the deleted topic
         ended = forum.record(topic).game
-        assert ended is not None and ended.phase is Phase.OVER and ended.winner == -1
+        assert ended is not None and ended.phase is Phase.OVER and ended.winner is None
         refused = [c for c in forum.tg.calls(chat_id=GROUP)[calls:] if not c.ok]
         assert len(refused) == 2, [c.method for c in refused]  # the edit, then the send
         calls = len(forum.tg.calls(chat_id=GROUP))

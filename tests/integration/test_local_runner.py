@@ -116,7 +116,7 @@ def test_an_offline_game_by_keys_survives_a_restart_and_ends_in_the_final_rankin
         # What dynalite holds, read by a client of its own: the finished game.
         store = DynamoStore(table.local.dynalite.client(), OFFLINE_TABLE)
         game = store.load(GROUP).game
-        assert game is not None and game.phase is Phase.OVER and game.winner >= 0
+        assert game is not None and game.phase is Phase.OVER and game.winner is not None
         assert plain_text(game.names[game.winner]) in plain_text(end)
         assert PERSON in game.ids and len(game.ids) == 4
 

@@ -68,6 +68,7 @@ RANKING_ROW = re.compile(r"^\d+\. (.+?) · ")
 def expected_ranking(game: Game) -> tuple[int, ...]:
     """R15 and R19, written again from the rules: the winner; then fewest cards, the earlier
     seat first on a tie; then those who forfeited, the latest first."""
+    assert game.winner is not None
     rest = [s for s in range(len(game.ids)) if s != game.winner and s not in game.out]
     rest.sort(key=lambda s: (count(game.hands[s]), s))
     return tuple(game.ids[s] for s in [game.winner, *rest, *reversed(game.out)])
@@ -178,7 +179,8 @@ class Table:
         return self.rng.choice(shown)
 
     def check_the_end(self, game: Game) -> None:
-        assert game.phase is Phase.OVER and game.winner >= 0, "a game between players has a winner"
+        assert game.phase is Phase.OVER, "the game ended"
+        assert game.winner is not None, "a game between players has a winner"
         ranking = expected_ranking(game)
         assert game.ranking() == ranking
         names = dict(zip(game.ids, game.names, strict=True))
@@ -234,6 +236,7 @@ def play_engine_games(seeds: list[int]) -> int:
     for seed in seeds:
         game, history = play_out(2 + seed % 7, seed)  # checks I1-I4 after every move
         won = [e for e in history if isinstance(e, ev.Won)]
+        assert game.winner is not None, seed
         assert len(won) == 1 and won[0].winner == game.ids[game.winner], seed
         assert won[0].ranking == game.ranking() == expected_ranking(game), seed
     return len(seeds)

@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from engine import CodecError, Join, Play, Start, apply, decode, encode, open_table
+from engine import CodecError, Join, Phase, Play, Start, apply, decode, encode, open_table
 from engine.cards import cards_in
-from engine.game import Game
+from engine.codec import VERSION
+from engine.game import Game, LastPlay
 
 SIXTEEN = "Abcdefghijklmnop"
 
@@ -21,6 +22,7 @@ def eight_player_game_mid_play(name: str = SIXTEEN) -> Game:
     game, _ = apply(game, Start(1_000_000_001, 12345), now)
     for _ in range(11):
         seat = game.turn
+        assert seat is not None
         two = sum(1 << c for c in list(cards_in(game.hands[seat]))[:2])
         game, _ = apply(game, Play(game.ids[seat], two), now)
         now += 3.25
@@ -49,7 +51,80 @@ def test_encode_then_decode_gives_back_the_same_game() -> None:
 
 def test_the_stored_form_is_a_flat_list_led_by_its_version() -> None:
     stored = encode(eight_player_game_mid_play())
-    assert isinstance(stored, list) and stored[0] == 1
+    assert isinstance(stored, list) and stored[0] == VERSION == 2
+
+
+# A table awaiting Bob's decision on Ann's final play, and the same table once Bob let it stand.
+DECIDING = Game(
+    opener=1,
+    updated=1_000_000.0,
+    phase=Phase.DECIDE,
+    ids=(1, 2),
+    names=("Ann", "Bob"),
+    hands=[0, 4503599627304959],
+    bullets=[3, 3],
+    pile=65536,
+    rank=1,
+    turn=1,
+    plays=1,
+    last=LastPlay(play=1, seat=0, cards=65536, rank=0),
+    deadline=1_000_045.0,
+)
+WON = Game(
+    opener=1,
+    updated=1_000_005.0,
+    phase=Phase.OVER,
+    ids=(1, 2),
+    names=("Ann", "Bob"),
+    hands=[0, 4503599627304959],
+    bullets=[3, 3],
+    pile=65536,
+    rank=1,
+    plays=1,
+    winner=0,
+)
+
+
+def test_the_stored_order_is_pinned_so_a_change_to_the_fields_is_a_new_version() -> None:
+    # Game's fields in their declared order; null where no seat is meant.
+    assert encode(DECIDING) == [
+        2, 1, 1000000.0, 2, [1, 2], ["Ann", "Bob"], [0, 4503599627304959], [3, 3], [],
+        65536, 0, 1, 1, 1, [1, 0, 65536, 0], None, 1000045.0, None,
+    ]  # fmt: skip
+
+
+# Written by version 1 (-1 for no seat), as tables deployed before version 2 hold them.
+V1_LOBBY = [1, 11, 1764400000.5, 0, [11], ["Ann"], [], [], [], 0, 0, 0, -1, 0, None, -1, None, -1]
+V1_DECIDING = [
+    1, 1, 1000000.0, 2, [1, 2], ["Ann", "Bob"], [0, 4503599627304959], [3, 3], [],
+    65536, 0, 1, 1, 1, [1, 0, 65536, 0], -1, 1000045.0, -1,
+]  # fmt: skip
+V1_WON = [
+    1, 1, 1000005.0, 3, [1, 2], ["Ann", "Bob"], [0, 4503599627304959], [3, 3], [],
+    65536, 0, 1, -1, 1, None, -1, None, 0,
+]  # fmt: skip
+V1_SHOUTED = [
+    1, 11, 1764400002.5, 1, [22, 11], ["Bob", "Ann"], [3897285060638888, 606314566731607],
+    [3, 2], [], 0, 0, 0, 0, 1, None, 1, None, -1,
+]  # fmt: skip
+
+
+def test_a_version_1_game_decodes_with_none_for_no_seat() -> None:
+    lobby = Game(opener=11, updated=1764400000.5, ids=(11,), names=("Ann",))
+    assert lobby.turn is lobby.shouted is lobby.winner is None
+    assert decode(V1_LOBBY) == lobby
+    assert decode(V1_DECIDING) == DECIDING
+    assert decode(V1_WON) == WON
+    shouted = decode(V1_SHOUTED)
+    assert (shouted.turn, shouted.shouted, shouted.winner) == (0, 1, None)
+    assert shouted.phase is Phase.PLAY and shouted.last is None and shouted.bullets == [3, 2]
+
+
+def test_a_version_1_game_is_written_back_in_the_current_form() -> None:
+    for old in (V1_LOBBY, V1_DECIDING, V1_WON, V1_SHOUTED):
+        game = decode(old)
+        assert encode(game)[0] == VERSION
+        assert decode(json.loads(json.dumps(encode(game)))) == game
 
 
 GOOD = encode(eight_player_game_mid_play())
@@ -67,7 +142,10 @@ def altered(index: int, value: object) -> list[object]:
         None,
         [],
         {},
-        [2, *GOOD[1:]],
+        [3, *GOOD[1:]],  # no such version
+        [True, *GOOD[1:]],
+        [1, *GOOD[1:]][:-1],  # a version 1 list one field short
+        [*V1_LOBBY, 0],
         GOOD[:-1],
         [*GOOD, 0],
         altered(3, 9),  # no such phase

@@ -59,17 +59,18 @@ def check_invariants(game: Game) -> None:
     # I3: a finished game has one winner, or none when stopped.
     if game.phase is Phase.OVER:
         assert game.awaited is None
-        assert game.winner >= 0 or game.stopped
-        if game.winner >= 0:
+        assert game.winner is not None or game.stopped
+        if game.winner is not None:
             assert game.winner not in game.out or len(game.active_seats()) == 0
             ranking = game.ranking()
             assert ranking[0] == game.ids[game.winner] and sorted(ranking) == sorted(game.ids)
     # I4: exactly one thing awaited.
     if game.phase in (Phase.PLAY, Phase.DECIDE):
-        assert game.awaited is not None and game.in_game(game.turn)
+        assert game.turn is not None and game.in_game(game.turn)
+        assert game.awaited == game.ids[game.turn]
         assert (game.deadline is not None) == (game.phase is Phase.DECIDE)
     else:
-        assert game.awaited is None and game.deadline is None
+        assert game.turn is None and game.awaited is None and game.deadline is None
     # R10: a shout is possible only at the most recent play, still open.
     if game.last is not None:
         assert game.last.play == game.plays and game.phase is not Phase.OVER
@@ -142,7 +143,8 @@ class MenteurMachine(RuleBasedStateMachine):
     def anyone_tries_anything(self, data: st.DataObject) -> None:
         players = st.sampled_from((*self.game.ids, OUTSIDER))
         plays = st.integers(max(0, self.game.plays - 1), self.game.plays + 1)
-        hand = self.game.hands[self.game.turn] if self.game.turn >= 0 else 0
+        turn = self.game.turn
+        hand = 0 if turn is None else self.game.hands[turn]
         own_cards = st.sets(st.sampled_from(range(52)), max_size=5).map(
             lambda cs: sum(1 << c for c in cs) & (hand if data.draw(st.booleans()) else FULL_DECK)
         )
@@ -204,6 +206,7 @@ def play_out(players: int, seed: int) -> tuple[Game, list[ev.Event]]:
 def test_computer_players_finish_every_game_with_one_winner(players: int, seed: int) -> None:
     game, history = play_out(players, seed)
     won = [e for e in history if isinstance(e, ev.Won)]
+    assert game.winner is not None
     assert len(won) == 1 and won[0].winner == game.ids[game.winner]
     assert won[0].ranking == game.ranking()
 

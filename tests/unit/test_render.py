@@ -44,6 +44,7 @@ from engine import (
 )
 from engine import events as ev
 from engine.moves import Expire, Move
+from engine.records import replace
 from handlers import moments, names, render, text
 from handlers.callbacks import MAX_BYTES, NO_RANK, Kind, Press, decode
 from handlers.screens import Screen
@@ -618,7 +619,7 @@ def test_hand_buttons_ignores_selected_cards_that_are_not_in_the_hand() -> None:
     held = cards("A♥ 3♥ 7♦")
     press = Press(Kind.TOGGLE, CHAT, GAME_ID, 3, cards=cards("3♥ R♠"), hand=held, rank=0)
     assert render.hand_buttons(press, "en") == render.hand_buttons(
-        dataclasses.replace(press, cards=cards("3♥")), "en"
+        replace(press, cards=cards("3♥")), "en"
     )
 
 
@@ -724,6 +725,7 @@ def test_the_end_says_who_won_how_and_the_final_ranking(game: Game, move: Move, 
     now = T0 + (DECISION_SECONDS if isinstance(move, Timeout) else 1)
     game, events = apply(game, move, now)
     end = moments.moments(events, game, CHAT, GAME_ID, "en", now)[-1]
+    assert game.winner is not None
     winner = game.names[game.winner]
     assert lines_of(end)[:4] == [f"{winner} wins!", how, "", "Final ranking"]
     assert len(lines_of(end)) == 4 + len(game.ids)
@@ -952,7 +954,7 @@ def test_the_group_never_sees_a_hand_and_a_hand_shows_only_its_owners_cards(
                 if shown:  # only a challenge turns cards over, and only its play's
                     (challenge,) = challenges
                     assert shown == {card_name(c) for c in cards_in(challenge.cards)}
-                rest = dataclasses.replace(moment, text=CARD.sub("", moment.text))
+                rest = replace(moment, text=CARD.sub("", moment.text))
                 check_group_screen(rest, game, lang)
             for seat, player in enumerate(game.ids):
                 check_hand(game, seat, player, lang, now)

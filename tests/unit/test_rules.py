@@ -94,7 +94,7 @@ def test_r1_seat_order_is_the_turn_order() -> None:
     seen = []
     for _ in range(8):
         player = game.awaited
-        assert player is not None
+        assert player is not None and game.turn is not None
         seen.append(player)
         one_card = next(cards_in(game.hands[game.turn]))
         game, _ = apply(game, Play(player, 1 << one_card), T0)
@@ -180,6 +180,7 @@ def test_r7_the_expected_rank_cycles_from_ace_to_king_and_back() -> None:
     seen = []
     for _ in range(14):
         seen.append(RANKS[game.rank])
+        assert game.turn is not None
         one = next(cards_in(game.hands[game.turn]))
         game, _ = apply(game, Play(game.ids[game.turn], 1 << one), T0)
     assert seen == [*RANKS, "A"]
@@ -316,7 +317,7 @@ def final_play(decider_bullets: int = 3, rank: str = "5", truth: bool = True) ->
 
 def test_r13_a_final_play_does_not_win_the_next_player_can_no_longer_play() -> None:
     game = final_play()
-    assert game.phase is Phase.DECIDE and game.winner < 0
+    assert game.phase is Phase.DECIDE and game.winner is None
     assert game.awaited == 2 and game.deadline == T0 + DECISION_SECONDS
     assert refused(game, Play(2, cards("3♠"))).code is Code.FINAL_PLAY_PENDING
     seen = view(game, 2, T0)
@@ -416,7 +417,8 @@ def test_r16_a_game_earns_nothing_beyond_the_ranking() -> None:
     game = final_play()
     _, events = apply(game, LetItStand(2, 1), T0)
     won = events[-1]
-    assert [f.name for f in dataclasses.fields(won)] == ["winner", "ranking"]
+    assert isinstance(won, ev.Won)
+    assert won.__match_args__ == ("winner", "ranking")  # a record's fields, all of them
     kept = {f.name for f in dataclasses.fields(Game)}
     assert not kept & {"xp", "experience", "pearls", "score", "points", "leaderboard"}
 
@@ -459,7 +461,7 @@ def test_r18_the_opener_or_an_admin_can_stop_and_then_there_is_no_winner() -> No
     for stopper in (Stop(1), Stop(2, admin=True)):
         over, events = apply(game, stopper, T0)
         assert events == [ev.Stopped(stopper.player)]
-        assert over.stopped and over.winner < 0 and over.ranking() == ()
+        assert over.stopped and over.winner is None and over.ranking() == ()
         assert refused(over, Shout(3, 0)).code is Code.GAME_OVER
     assert apply(lobby(2), Stop(1), T0)[0].stopped
 
