@@ -797,15 +797,18 @@ def stale_screens(record: Record, tg: FakeTelegram) -> list[str]:
         return False
 
     table = tg.message(chat, record.table_msg or 0)
-    lang, note, game_id = record.lang, record.note, record.game_id
-    if not drawn(table, lambda at: render.table(game, chat, game_id, lang, at, note)):
+    lang, note, place = record.lang, record.note, record.place
+    if not drawn(table, lambda at: render.table(game, place, lang, at, note)):
         found.append(f"table of {chat}: {table.text if table else None!r}")
     for player in game.ids:
         hand = tg.message(player, record.hand_msgs.get(player, 0))
         mine = sum(1 << c for c in selected(hand))
 
         def draw(at: float, player: int = player, mine: int = mine) -> Any:
-            return render.hand(game, player, chat, game_id, record.lang_of(player), at, mine)
+            lang = record.lang_of(player)
+            return render.hand(
+                game, player, place, lang, at, selection=mine, table_lang=record.lang
+            )
 
         if not drawn(hand, draw):
             found.append(f"hand of {player} at {chat}")

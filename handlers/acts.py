@@ -8,6 +8,7 @@ says what to send besides the screens. Each act is a small frozen value, built b
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from engine import (
@@ -25,10 +26,10 @@ from engine import (
     settle,
 )
 from engine.events import Event
-from handlers import callbacks, names, render, timing
-from handlers.callbacks import Kind, Press
+from handlers import delivery, names, render, timing
+from handlers.callbacks import GAME_IDS, Kind, Place
 from handlers.outcomes import Decision, Reason, Result, Why
-from handlers.screens import Button, Keyboard, Screen, Send
+from handlers.screens import Button, Keyboard, Request, Screen, Send
 from handlers.store import Record
 from handlers.text import DEFAULT, SUPPORTED, t
 
@@ -188,7 +189,7 @@ class NewGame:
             # A new group speaks its opener's language until /language.
             record.lang = self.lang or DEFAULT
         record.game = open_table(self.opener, now)
-        ids = callbacks.GAME_IDS
+        ids = GAME_IDS
         record.game_id = (
             self.game_id
             if self.game_id != record.game_id
@@ -214,39 +215,56 @@ class JoinLink:
         elif record.game.phase is not Phase.LOBBY:
             screen = Screen(t(self.lang or record.lang, "refusal_already_started"))
         else:
-            link = join_link(self.bot_username, record.chat, record.game_id, record.topic)
+            link = deep_link(self.bot_username, SEAT, record.place)
             button = Button(t(record.lang, "join_button"), url=link)
             screen = Screen(t(record.lang, "open_private"), ((button,),))
         return Decision(extra=[Send(self.reply_to, screen)])
 
 
-def join_link(bot_username: str, chat: int, game_id: int, topic: int | None = None) -> str:
-    """A deep link into the private chat, whose Start seats the user (Telegram forbids a bot to
-    write first to someone who never opened a chat with it); it names the game's forum topic
-    when it is played in one."""
-    where = f"{chat}_{game_id}" if topic is None else f"{chat}_{game_id}_{topic}"
-    return f"https://t.me/{bot_username}?start=j{where}"
+SEAT, HAND = "j", "h"  # what a deep link's Start does: seat the user, or send their hand
+# The deep links' payloads: <what><chat>_<game id>[_<forum topic>], in decimal.
+START_PAYLOAD = re.compile(r"([jh])(-?\d{1,20})_(\d{1,15})(?:_(\d{1,10}))?")
+
+
+def deep_link(bot_username: str, what: str, place: Place) -> str:
+    """A link into the private chat whose Start does `what` (`SEAT`, `HAND`) for the game at
+    `place`: Telegram forbids a bot to write first to someone who never opened a chat with it.
+    It names the game's forum topic when it is played in one."""
+    where = f"{place.chat}_{place.game}" + ("" if place.topic is None else f"_{place.topic}")
+    return f"https://t.me/{bot_username}?start={what}{where}"
 
 
 @dataclass(frozen=True)
 class Hand:
-    """/hand: the player's hand again, as a new private message."""
+    """/hand: the player's hand again, as a new private message. Asked in the group, one line
+    there says so; or, when the player's private chat refused the bot, it offers a button that
+    opens it and sends the hand there (a `HAND` deep link, whose Start asks again in private:
+    `reply_to` is then the player's own chat, and `game_id` the link's game)."""
 
     user: int
     reply_to: int
     lang: str | None = None
+    bot_username: str = ""
+    game_id: int | None = None
 
     def decide(self, record: Record, now: float) -> Decision:
         game = record.game
+        lang = self.lang or record.lang
+        if self.game_id is not None and self.game_id != record.game_id:
+            return _refused(t(lang, "old_game"), Why.OLD_GAME, self.reply_to)
         if game is None or game.phase in (Phase.LOBBY, Phase.OVER) or self.user not in game.ids:
-            text = t(self.lang or record.lang, "not_playing")
-            return _refused(text, Why.NOT_PLAYING, self.reply_to)
-        lang = record.lang_of(self.user)
-        screen = render.hand(
-            game, self.user, record.chat, record.game_id, lang, now, topic=record.topic
-        )
-        send = Send(self.user, screen, f"hand:{self.user}")
-        return Decision(extra=[send], result=Result.RESENT)
+            return _refused(t(lang, "not_playing"), Why.NOT_PLAYING, self.reply_to)
+        screen = delivery.hand_screen(record, game, self.user, now)
+        extra: list[Request] = [Send(self.user, screen, f"hand:{self.user}")]
+        if self.reply_to == self.user:
+            pass  # asked in private: the hand is the answer
+        elif self.user in record.unreachable:
+            link = deep_link(self.bot_username, HAND, record.place)
+            button = Button(t(lang, "btn_open_private"), url=link)
+            extra.append(_reply(self.reply_to, t(lang, "hand_blocked"), ((button,),)))
+        else:
+            extra.append(_reply(self.reply_to, t(lang, "hand_sent")))
+        return Decision(extra=extra, result=Result.RESENT)
 
 
 @dataclass(frozen=True)
@@ -289,9 +307,7 @@ class LanguagePrompt:
         buttons = tuple(
             Button(
                 t(code, "language_name"),
-                callbacks.encode(
-                    Press(Kind.LANGUAGE, record.chat, record.game_id, i, topic=record.topic)
-                ),
+                record.place.data(Kind.LANGUAGE, i),
             )
             for i, code in enumerate(SUPPORTED)
         )

@@ -10,7 +10,6 @@ or the clock (`clock` is given).
 from __future__ import annotations
 
 import logging
-import re
 from typing import Any
 
 from telegram import (
@@ -25,7 +24,7 @@ from telegram import (
 
 from engine import Forfeit, Leave, LetItStand, Move, Play, Shout, Start, Stop
 from handlers import acts, callbacks, names, render, telegram_io
-from handlers.callbacks import BadCallback, Kind, Press
+from handlers.callbacks import BadCallback, Kind, Place, Press
 from handlers.outcomes import Act, Outcome, Result, Via, Why, ignored
 from handlers.screens import Answer, EditButtons, Request, Screen, Send
 from handlers.service import Service
@@ -39,8 +38,6 @@ ANONYMOUS_ADMIN = 1087968824
 # The commands that open, join or act in a game, or change the group's settings: not for a
 # message sent on behalf of a chat (a channel), which may still ask for /table, /rules, /help.
 ACTING = frozenset({"newgame", "join", "leave", "forfeit", "stop", "addbot", "hand", "language"})
-# j<chat>_<game id>[_<forum topic>], in decimal
-START_PAYLOAD = re.compile(r"j(-?\d{1,20})_(\d{1,15})(?:_(\d{1,10}))?")
 
 
 def display_name(user: User) -> str:
@@ -136,7 +133,8 @@ class MenteurBot(Service):
                 return await self._toggle(query, press, lang)
             case Kind.JOIN:
                 username = await telegram_io.username(self.bot)
-                link = acts.join_link(username, press.chat, press.game, press.topic)
+                place = Place(press.chat, press.game, press.topic)
+                link = acts.deep_link(username, acts.SEAT, place)
                 joined = Outcome(Via.PRESS, Result.APPLIED, action="join")
                 return await self._answer(joined, Answer(query.id, url=link))
             case Kind.LANGUAGE:
@@ -224,7 +222,8 @@ class MenteurBot(Service):
             case "addbot":
                 act = acts.AddBot(chat, user.id, await admin(), lang)
             case "hand":
-                act = acts.Hand(user.id, chat, lang)
+                username = await telegram_io.username(self.bot)
+                act = acts.Hand(user.id, chat, lang, username)
             case "table":
                 act = acts.TableAgain(lang)
             case "language":
@@ -242,9 +241,12 @@ class MenteurBot(Service):
         self, update_id: int, name: str, argument: str, message: Message, user: User
     ) -> Outcome:
         lang = language_of(user.language_code)
-        if name == "start" and (found := START_PAYLOAD.fullmatch(argument)):
-            chat, game_id = int(found[1]), int(found[2])
-            topic = int(found[3]) if found[3] else None
+        if name == "start" and (found := acts.START_PAYLOAD.fullmatch(argument)):
+            what, chat, game_id = found[1], int(found[2]), int(found[3])
+            topic = int(found[4]) if found[4] else None
+            if what == acts.HAND:
+                act: Act = acts.Hand(user.id, user.id, lang, game_id=game_id)
+                return await self.transact(chat, update_id, act, topic=topic, action="hand")
             # Only the group's members may sit at its table: a link names the chat, and anyone
             # may have it. Asked before the transaction, which then reads and writes once.
             where = await telegram_io.standing(self.bot, chat, user.id)

@@ -58,6 +58,32 @@ class Press:
     topic: int | None = None  # the forum topic of the game, if it is played in one
 
 
+@record
+class Place:
+    """Where a game's buttons lead: its group chat, its forum topic (if it is played in one),
+    and the game's id. Every button a screen draws for the game names all three."""
+
+    chat: int
+    game: int
+    topic: int | None = None
+
+    def press(
+        self,
+        kind: Kind,
+        number: int = 0,
+        *,
+        cards: int = 0,
+        hand: int = 0,
+        rank: int = NO_RANK,
+        shout: bool = False,
+    ) -> Press:
+        return Press(kind, self.chat, self.game, number, cards, hand, rank, shout, self.topic)
+
+    def data(self, kind: Kind, number: int = 0) -> str:
+        """The callback data of a plain button (no cards) of this game."""
+        return encode(self.press(kind, number))
+
+
 _B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 _PATTERN = re.compile(
     r"(?P<kind>[a-z])\.(?P<chat>-?[0-9a-z]{1,12})(?:_(?P<topic>[0-9a-z]{1,6}))?"

@@ -36,9 +36,7 @@ def plan_sends(
         note = moments.note(decision.events, game, record.lang, before)
         if note is not None:
             record.note = note
-        told = moments.moments(
-            decision.events, game, record.chat, record.game_id, record.lang, now, topic=record.topic
-        )
+        told = moments.moments(decision.events, game, record.place, record.lang, now)
     first_table = game is not None and record.table_msg is None
     first_table = first_table and (decision.write or decision.table_again)
     again = decision.table_again and record.table_msg is not None
@@ -69,7 +67,7 @@ def screens(
     """Every request the decision owes: its extras, the table, the moments, the hands. Every
     message into the group goes to the game's forum topic, if it is played in one; none goes
     there at all once the group (or the topic) is closed to the bot."""
-    chat, game_id, thread = record.chat, record.game_id, record.topic
+    chat, thread = record.chat, record.topic
     requests: list[Request] = [
         replace(r, thread=thread) if isinstance(r, Send) and r.chat_id == chat else r
         for r in decision.extra
@@ -81,7 +79,7 @@ def screens(
     if decision.silent:
         requests = [r for r in requests if getattr(r, "chat_id", None) != chat]
         return requests + hand_requests(record, changed_hands(before, record, now))
-    table = render.table(game, chat, game_id, record.lang, now, record.note, topic=thread)
+    table = render.table(game, record.place, record.lang, now, record.note)
     if record.table_msg is None or decision.table_again:
         requests.append(Send(chat, table, "table", thread))
         if record.table_msg is not None:
@@ -126,11 +124,7 @@ def changed_hands(before: Game | None, record: Record, now: float) -> dict[int, 
     touched |= {game.ids[s] for s in game.out if s not in before.out}
     drawn = hand_screens(record, touched & humans, now)
     for player, screen in list(drawn.items()):
-        lang = record.lang_of(player)
-        drawn_before = render.hand(
-            before, player, record.chat, record.game_id, lang, now, topic=record.topic
-        )
-        if drawn_before == screen:
+        if hand_screen(record, before, player, now) == screen:
             del drawn[player]
     return drawn
 
@@ -140,13 +134,15 @@ def hand_screens(record: Record, players: set[int], now: float) -> dict[int, Scr
     game = record.game
     if game is None or game.phase is Phase.LOBBY:
         return {}
-    return {
-        p: render.hand(
-            game, p, record.chat, record.game_id, record.lang_of(p), now, topic=record.topic
-        )
-        for p in players
-        if p > 0 and p in game.ids
-    }
+    return {p: hand_screen(record, game, p, now) for p in players if p > 0 and p in game.ids}
+
+
+def hand_screen(record: Record, game: Game, player: int, now: float) -> Screen:
+    """`player`'s hand in `game` of the record, in their language; the table's buttons it
+    names are quoted in the group's."""
+    return render.hand(
+        game, player, record.place, record.lang_of(player), now, table_lang=record.lang
+    )
 
 
 def hand_requests(record: Record, drawn: dict[int, Screen]) -> list[Request]:

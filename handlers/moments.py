@@ -12,23 +12,16 @@ from collections.abc import Sequence
 
 from engine import DECISION_SECONDS, RANKS, Game, card_name, cards_in, count, view
 from engine import events as ev
-from handlers.callbacks import Kind
-from handlers.render import name_of, press_data, ranking_lines, seconds_left
+from handlers.callbacks import Kind, Place
+from handlers.render import name_of, ranking_lines, seconds_left
 from handlers.screens import Button, Keyboard, Screen
 from handlers.text import block, t, tn
 
 # --- moments: new group messages for what players must notice --------------------------------
 
 
-def moments(  # noqa: PLR0917 - the bot's one call shape for every screen
-    events: Sequence[ev.Event],
-    game: Game,
-    chat: int,
-    game_id: int,
-    lang: str,
-    now: float,
-    *,
-    topic: int | None = None,
+def moments(
+    events: Sequence[ev.Event], game: Game, place: Place, lang: str, now: float
 ) -> list[Screen]:
     """New group messages, in order: a challenge, a final play, a decision passed on, the end.
 
@@ -42,11 +35,11 @@ def moments(  # noqa: PLR0917 - the bot's one call shape for every screen
                 screens.append(Screen(block(lang, _challenge(event, game, lang))))
             case ev.FinalPlay():
                 lines = _final_play(event, events[:i], game, lang, now)
-                buttons = _decision_buttons(lang, chat, game_id, event.play, topic)
+                buttons = _decision_buttons(lang, place, event.play)
                 screens.append(Screen(block(lang, lines), buttons))
             case ev.DecisionPassed():
                 lines = _decision_passed(event, game, lang, now)
-                buttons = _decision_buttons(lang, chat, game_id, game.plays, topic)
+                buttons = _decision_buttons(lang, place, game.plays)
                 screens.append(Screen(block(lang, lines), buttons))
             case ev.Won():
                 screens.append(Screen(block(lang, _won(event, events[:i], game, lang, now))))
@@ -79,11 +72,11 @@ def _challenge(e: ev.Challenged, game: Game, lang: str) -> list[str]:
     return lines
 
 
-def _decision_buttons(lang: str, chat: int, game_id: int, play: int, topic: int | None) -> Keyboard:
+def _decision_buttons(lang: str, place: Place, play: int) -> Keyboard:
     return (
         (
-            Button(t(lang, "btn_liar"), press_data(Kind.SHOUT, chat, game_id, play, topic)),
-            Button(t(lang, "btn_stand"), press_data(Kind.STAND, chat, game_id, play, topic)),
+            Button(t(lang, "btn_liar"), place.data(Kind.SHOUT, play)),
+            Button(t(lang, "btn_stand"), place.data(Kind.STAND, play)),
         ),
     )
 

@@ -25,8 +25,9 @@ from engine import (
     view,
 )
 from engine.game import MAX_PLAY
+from engine.records import replace
 from handlers import names
-from handlers.callbacks import NO_RANK, Kind, Press, encode, toggles
+from handlers.callbacks import NO_RANK, Kind, Place, Press, encode, toggles
 from handlers.screens import Button, Keyboard, Screen
 from handlers.text import block, t, tn
 
@@ -57,30 +58,15 @@ def _dots(bullets: int) -> str:
     return "●" * bullets + "○" * (BULLETS - bullets)
 
 
-def press_data(
-    kind: Kind, chat: int, game_id: int, number: int = 0, topic: int | None = None
-) -> str:
-    return encode(Press(kind, chat, game_id, number, topic=topic))
-
-
 # --- the table: one group message, edited in place -------------------------------------------
 
 
-def table(  # noqa: PLR0917 - the bot's one call shape for every screen
-    game: Game,
-    chat: int,
-    game_id: int,
-    lang: str,
-    now: float,
-    note: str | None = None,
-    *,
-    topic: int | None = None,
-) -> Screen:
-    """The group's table: the lobby, the running game (UI.md), or the end and its ranking.
-    `topic`: the forum topic the game is played in, which its buttons name."""
+def table(game: Game, place: Place, lang: str, now: float, note: str | None = None) -> Screen:
+    """The group's table: the lobby, the running game (UI.md), or the end and its ranking; its
+    buttons lead to the game at `place`."""
     v = view(game, None, now)
     if v.phase is Phase.LOBBY:
-        return _lobby(game, v, chat, game_id, lang, note, topic)
+        return _lobby(game, v, place, lang, note)
     if v.phase is Phase.OVER:
         return _over(game, v, lang, note)
     lines = [
@@ -111,17 +97,13 @@ def table(  # noqa: PLR0917 - the bot's one call shape for every screen
         lines.append(tn(lang, "decide_line", seconds, player=player, decider=decider))
     buttons: list[Button] = []
     if v.shout_open:
-        data = press_data(Kind.SHOUT, chat, game_id, v.plays, topic)
-        buttons.append(Button(t(lang, "btn_liar"), data))
+        buttons.append(Button(t(lang, "btn_liar"), place.data(Kind.SHOUT, v.plays)))
     if final is not None and (v.deadline is None or now < v.deadline):
-        data = press_data(Kind.STAND, chat, game_id, v.plays, topic)
-        buttons.append(Button(t(lang, "btn_stand"), data))
+        buttons.append(Button(t(lang, "btn_stand"), place.data(Kind.STAND, v.plays)))
     return Screen(block(lang, lines), (tuple(buttons),) if buttons else ())
 
 
-def _lobby(  # noqa: PLR0917 - the table's own arguments
-    game: Game, v: View, chat: int, game_id: int, lang: str, note: str | None, topic: int | None
-) -> Screen:
+def _lobby(game: Game, v: View, place: Place, lang: str, note: str | None) -> Screen:
     """Who sits at the table; Join, Leave, and Start once it can start; a button per computer
     player to take it off (its press is checked: the opener or an admin)."""
     lines = [t(lang, "title_lobby"), t(lang, "lobby_limits"), ""]
@@ -136,18 +118,14 @@ def _lobby(  # noqa: PLR0917 - the table's own arguments
     if note:
         lines += ["", note]
     buttons = [
-        Button(t(lang, "btn_join"), press_data(Kind.JOIN, chat, game_id, topic=topic)),
-        Button(t(lang, "btn_leave"), press_data(Kind.LEAVE, chat, game_id, topic=topic)),
+        Button(t(lang, "btn_join"), place.data(Kind.JOIN)),
+        Button(t(lang, "btn_leave"), place.data(Kind.LEAVE)),
     ]
     people = [s for s in v.seats if s.player > 0]  # computer players alone cannot start
     if MIN_PLAYERS <= len(v.seats) <= MAX_PLAYERS and people:
-        start = press_data(Kind.START, chat, game_id, topic=topic)
-        buttons.append(Button(t(lang, "btn_start"), start))
+        buttons.append(Button(t(lang, "btn_start"), place.data(Kind.START)))
     removals = [
-        Button(
-            t(lang, "btn_remove", name=shown[s.player]),
-            press_data(Kind.REMOVE, chat, game_id, -s.player, topic),
-        )
+        Button(t(lang, "btn_remove", name=shown[s.player]), place.data(Kind.REMOVE, -s.player))
         for s in v.seats
         if s.player < 0
     ]
@@ -184,18 +162,19 @@ def ranking_lines(game: Game, v: View, ranking: Sequence[int], lang: str) -> lis
 # --- the private hand: one message per player, edited in place -------------------------------
 
 
-def hand(  # noqa: PLR0917 - the bot's one call shape for every screen
+def hand(
     game: Game,
     player: int,
-    chat: int,
-    game_id: int,
+    place: Place,
     lang: str,
     now: float,
-    selection: int = 0,
     *,
-    topic: int | None = None,
+    selection: int = 0,
+    table_lang: str | None = None,
 ) -> Screen:
-    """`player`'s own hand: their cards as toggle buttons, Play and Liar! when they may."""
+    """`player`'s own hand, in their `lang`: their cards as toggle buttons, Play and Liar! when
+    they may. A hint that names a button of the group's table quotes it as the table shows it,
+    in the group's `table_lang`."""
     v = view(game, player, now)
     me = v.seat(player)
     if me is None:
@@ -211,34 +190,30 @@ def hand(  # noqa: PLR0917 - the bot's one call shape for every screen
         else:
             lines.append(t(lang, "hand_over_won", name=name_of(game, v.winner, lang)))
         return Screen(block(lang, lines))
-    lines += _hand_status(game, v, player, lang, now)
-    keyboard = _hand_keyboard(
-        lang,
-        chat,
-        game_id,
-        number=v.plays,
-        held=v.hand,
-        selection=selection,
-        rank=v.rank if v.can_play else NO_RANK,
-        shout=v.can_play and v.can_shout,
-        topic=topic,
+    lines += _hand_status(game, v, player, lang, now, table_lang=table_lang or lang)
+    rank = v.rank if v.can_play else NO_RANK
+    toggle = place.press(
+        Kind.TOGGLE, v.plays, hand=v.hand, rank=rank, shout=v.can_play and v.can_shout
     )
-    return Screen(block(lang, lines), keyboard)
+    return Screen(block(lang, lines), _hand_keyboard(toggle, selection, lang))
 
 
-def _hand_status(game: Game, v: View, player: int, lang: str, now: float) -> list[str]:
+def _hand_status(
+    game: Game, v: View, player: int, lang: str, now: float, *, table_lang: str
+) -> list[str]:
     last = v.last
+    liar, stand = t(table_lang, "btn_liar"), t(table_lang, "btn_stand")
     if v.phase is Phase.DECIDE and last is not None:
         final_player, decider = name_of(game, last.player, lang), name_of(game, v.awaited, lang)
         if last.player == player:
             return [t(lang, "hand_final_mine", decider=decider)]
         if v.awaited == player:
             seconds = seconds_left(v.deadline, now)
-            return [tn(lang, "hand_decide", seconds, player=final_player)]
+            return [tn(lang, "hand_decide", seconds, player=final_player, liar=liar, stand=stand)]
     if not v.can_play:
         # The same words whoever plays: a move edits only the hands it changes (the mover's,
         # the next player's), not every player's, which keeps within Telegram's limits.
-        return [t(lang, "hand_wait")]
+        return [t(lang, "hand_wait", liar=liar)]
     lines = [t(lang, "hand_your_turn", rank=RANKS[v.rank])]
     if v.can_shout and last is not None:
         name = name_of(game, last.player, lang)
@@ -247,44 +222,23 @@ def _hand_status(game: Game, v: View, player: int, lang: str, now: float) -> lis
 
 
 def hand_buttons(press: Press, lang: str) -> Keyboard:
-    """The hand's keyboard redrawn from a card toggle alone, without reading the game."""
-    return _hand_keyboard(
-        lang,
-        press.chat,
-        press.game,
-        number=press.number,
-        held=press.hand,
-        selection=press.cards,
-        rank=press.rank,
-        shout=press.shout,
-        topic=press.topic,
-    )
+    """The hand's keyboard redrawn from a card toggle alone (`press`), without reading the
+    game."""
+    return _hand_keyboard(press, press.cards, lang)
 
 
-def _hand_keyboard(
-    lang: str,
-    chat: int,
-    game_id: int,
-    *,
-    number: int,
-    held: int,
-    selection: int,
-    rank: int,
-    shout: bool,
-    topic: int | None = None,
-) -> Keyboard:
-    """Toggles in rank order, rows of `ROW`; Play N × RANK when `rank` is set and 1-4 are
-    selected; Liar! when `shout`. Each toggle carries all of this for the next redraw."""
+def _hand_keyboard(toggle: Press, selection: int, lang: str) -> Keyboard:
+    """`toggle.hand`'s cards as toggles in rank order, rows of `ROW`, with `selection` ticked;
+    Play N × RANK when `toggle.rank` is set and 1-4 are selected; Liar! when `toggle.shout`.
+    Each toggle carries all of this for the next redraw."""
+    held, rank, number = toggle.hand, toggle.rank, toggle.number
     selection &= held
+    place = Place(toggle.chat, toggle.game, toggle.topic)
     # Off turn, a toggle needs no play number: leaving it out keeps an idle hand's buttons, and
     # so its message, unchanged by other players' moves.
-    toggle_number = number if rank != NO_RANK else 0
     # Every toggle's data differs only in the selection it sets: spell the rest once (the
     # hand is redrawn for each move, up to 51 cards at a time).
-    toggle = Press(
-        Kind.TOGGLE, chat, game_id, toggle_number, hand=held, rank=rank, shout=shout, topic=topic
-    )
-    spell = toggles(toggle)
+    spell = toggles(replace(toggle, number=number if rank != NO_RANK else 0))
     buttons = [
         Button(
             ("✓" if selection >> card & 1 else "") + card_name(card), spell(selection ^ 1 << card)
@@ -296,11 +250,9 @@ def _hand_keyboard(
     chosen = count(selection)
     if rank != NO_RANK and 1 <= chosen <= MAX_PLAY:
         label = t(lang, "btn_play", n=chosen, rank=RANKS[rank])
-        data = encode(Press(Kind.PLAY, chat, game_id, number, cards=selection, topic=topic))
-        actions.append(Button(label, data))
-    if shout:
-        data = press_data(Kind.SHOUT, chat, game_id, number, topic)
-        actions.append(Button(t(lang, "btn_liar"), data))
+        actions.append(Button(label, encode(place.press(Kind.PLAY, number, cards=selection))))
+    if toggle.shout:
+        actions.append(Button(t(lang, "btn_liar"), place.data(Kind.SHOUT, number)))
     if actions:
         rows.append(tuple(actions))
     return tuple(rows)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from engine import Game, decode, encode
+from handlers.callbacks import Place
 from handlers.names import TITLE_LENGTH
 
 RECENT_UPDATES = 12  # a retried update comes back within a minute, after a few others
@@ -86,6 +87,11 @@ class Record:
     def lang_of(self, player: int) -> str:
         """The language of a player's private messages."""
         return self.langs.get(player, self.lang)
+
+    @property
+    def place(self) -> Place:
+        """Where the buttons of the record's game lead."""
+        return Place(self.chat, self.game_id, self.topic)
 
 
 def _deltas(values: list[int]) -> list[int]:

@@ -206,7 +206,7 @@ class Scene:
         record = self.table.rt.store.load(chat)
         assert record.game is not None
         screen = render.table(
-            record.game, chat, record.game_id, record.lang, self.table.clock.now, record.note
+            record.game, record.place, record.lang, self.table.clock.now, record.note
         )
         return screen.text, [str(b.data) for row in screen.buttons for b in row]
 

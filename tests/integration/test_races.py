@@ -43,7 +43,7 @@ from engine import (
     settle,
 )
 from engine.cards import rank_of
-from handlers import callbacks, render, timer
+from handlers import callbacks, delivery, render, timer
 from handlers.callbacks import Kind
 from tests.integration.stack import (
     GROUP,
@@ -546,15 +546,14 @@ def assert_screens_show(stack: Stack, chat: int, now: float) -> None:
     record = stack.record(chat)
     game = record.game
     assert game is not None
-    expected = render.table(game, chat, record.game_id, record.lang, now, record.note)
+    expected = render.table(game, record.place, record.lang, now, record.note)
     shown = stack.table_message(chat)
     assert shown.text == expected.text
     assert [b.get("callback_data") for b in _buttons(shown)] == [
         b.data for row in expected.buttons for b in row
     ]
     for player in game.ids:
-        lang = record.lang_of(player)
-        expected = render.hand(game, player, chat, record.game_id, lang, now)
+        expected = delivery.hand_screen(record, game, player, now)
         message = stack.tg.message(player, record.hand_msgs[player])
         assert message is not None
         assert message.text == expected.text, player

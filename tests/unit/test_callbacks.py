@@ -7,13 +7,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from handlers import acts
-from handlers.app import START_PAYLOAD
 from handlers.callbacks import (
     GAME_IDS,
     MAX_BYTES,
     NO_RANK,
     BadCallback,
     Kind,
+    Place,
     Press,
     decode,
     encode,
@@ -156,11 +156,16 @@ def test_the_longest_button_data_leaves_room_for_a_topic_id() -> None:
         assert len(encode(press).encode()) <= BUDGET, kind
 
 
-def test_a_join_link_holds_a_short_payload_telegram_accepts() -> None:
-    link = acts.join_link("menteur_test_bot", SUPERGROUP, GAME_IDS[-1])
+@pytest.mark.parametrize("what", [acts.SEAT, acts.HAND])
+@pytest.mark.parametrize("topic", [None, 2**31 - 1])
+def test_a_deep_link_holds_a_short_payload_telegram_accepts(what: str, topic: int | None) -> None:
+    place = Place(SUPERGROUP, GAME_IDS[-1], topic)
+    link = acts.deep_link("menteur_test_bot", what, place)
     payload = link.split("?start=", 1)[1]
     assert len(payload) <= 64 and payload.replace("-", "").replace("_", "").isalnum()
     assert payload.isascii()
-    found = START_PAYLOAD.fullmatch(payload)
+    found = acts.START_PAYLOAD.fullmatch(payload)
     assert found is not None
-    assert (int(found[1]), int(found[2])) == (SUPERGROUP, GAME_IDS[-1])
+    assert found[1] == what
+    assert (int(found[2]), int(found[3])) == (SUPERGROUP, GAME_IDS[-1])
+    assert (int(found[4]) if found[4] else None) == topic

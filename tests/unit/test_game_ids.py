@@ -32,7 +32,7 @@ def test_a_game_stored_before_random_ids_still_loads_and_its_buttons_still_work(
     assert record.game_id == 3 and record.game is not None
     awaited = record.game.awaited
     assert awaited is not None
-    screen = render.hand(record.game, awaited, CHAT, record.game_id, "en", T0, selection=0)
+    screen = render.hand(record.game, awaited, record.place, "en", T0)
     pressed = [decode(b.data) for row in screen.buttons for b in row if b.data]
     assert pressed and all(p.game == 3 for p in pressed)
     # A move from a button of that game is judged by the engine, not refused as another game's.

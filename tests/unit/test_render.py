@@ -46,7 +46,7 @@ from engine import events as ev
 from engine.moves import Expire, Move
 from engine.records import replace
 from handlers import moments, names, render, text
-from handlers.callbacks import MAX_BYTES, NO_RANK, Kind, Press, decode
+from handlers.callbacks import MAX_BYTES, NO_RANK, Kind, Place, Press, decode
 from handlers.screens import Screen
 from handlers.text import FSI, PDI, RLM, SUPPORTED, isolate, language_of, t, tn
 from tests.unit.tables import T0, cards
@@ -54,6 +54,7 @@ from tests.unit.tables import table as dealt
 
 CHAT = -1001234567890  # a supergroup's id: the longest kind there is
 GAME_ID = 41
+PLACE = Place(CHAT, GAME_ID)
 NAMES = ("Ann", "شهد", "Bob", "Chloé", "دريس", "Emma", "فريد", "Gus")
 SUIT = re.compile("[♠♥♦♣]")
 CARD = re.compile(r"(?:10|[A2-9VDR])[♠♥♦♣]")
@@ -363,9 +364,9 @@ def test_every_arabic_text_starts_each_line_with_rlm_and_english_has_none() -> N
 
 
 def test_the_lobby_lists_players_in_join_order_and_offers_start_from_two_players() -> None:
-    alone = render.table(lobby(1), CHAT, GAME_ID, "en", T0)
+    alone = render.table(lobby(1), PLACE, "en", T0)
     assert [p.kind for _, p in buttons(alone)] == [Kind.JOIN, Kind.LEAVE]
-    three = render.table(lobby(3), CHAT, GAME_ID, "en", T0, note=t("en", "note_joined", name="Bob"))
+    three = render.table(lobby(3), PLACE, "en", T0, note=t("en", "note_joined", name="Bob"))
     assert [(label, p) for label, p in buttons(three)] == [
         ("Join", Press(Kind.JOIN, CHAT, GAME_ID)),
         ("Leave", Press(Kind.LEAVE, CHAT, GAME_ID)),
@@ -376,14 +377,14 @@ def test_the_lobby_lists_players_in_join_order_and_offers_start_from_two_players
     assert "2–8 players" in shown[1]
     assert shown[3:7] == ["3 players at the table:", "1. Ann", "2. شهد", "3. Bob"]
     assert shown[-1] == "Bob joined."
-    assert "Nobody" in render.table(open_table(1, T0), CHAT, GAME_ID, "en", T0).text
+    assert "Nobody" in render.table(open_table(1, T0), PLACE, "en", T0).text
 
 
 def test_the_lobby_offers_to_remove_each_computer_player_and_no_start_without_a_person() -> None:
     robots = open_table(1, T0)
     for robot in (-1, -2, -3):
         robots, _ = apply(robots, Join(robot, f"Robot {-robot}"), T0)
-    screen = render.table(robots, CHAT, GAME_ID, "en", T0)
+    screen = render.table(robots, PLACE, "en", T0)
     assert [[label for label, _ in buttons(Screen("", (row,)))] for row in screen.buttons] == [
         ["Join", "Leave"],
         ["Remove 🤖 Robot 1", "Remove 🤖 Robot 2"],
@@ -393,7 +394,7 @@ def test_the_lobby_offers_to_remove_each_computer_player_and_no_start_without_a_
         Press(Kind.REMOVE, CHAT, GAME_ID, n) for n in (1, 2, 3)
     ]
     with_ann, _ = apply(robots, Join(7, "Ann"), T0)
-    kinds = [p.kind for _, p in buttons(render.table(with_ann, CHAT, GAME_ID, "en", T0))]
+    kinds = [p.kind for _, p in buttons(render.table(with_ann, PLACE, "en", T0))]
     assert kinds == [Kind.JOIN, Kind.LEAVE, Kind.START, *[Kind.REMOVE] * 3]
 
 
@@ -401,11 +402,11 @@ def test_every_screen_tells_equal_names_apart_and_marks_computer_players() -> No
     game = open_table(1, T0)
     for player, name in ((1, "Sam"), (-1, "Robot 1"), (2, "sam"), (3, "Robot 1")):
         game, _ = apply(game, Join(player, name), T0)
-    shown = lines_of(render.table(game, CHAT, GAME_ID, "en", T0))
+    shown = lines_of(render.table(game, PLACE, "en", T0))
     assert shown[4:8] == ["1. Sam", "2. 🤖 Robot 1", "3. sam\u00a0²", "4. Robot 1"]
     game, _ = apply(game, Start(1, 5), T0)
     labels = {1: "Sam", -1: "🤖 Robot 1", 2: "sam\u00a0²", 3: "Robot 1"}
-    running = lines_of(render.table(game, CHAT, GAME_ID, "en", T0))
+    running = lines_of(render.table(game, PLACE, "en", T0))
     for player, label in labels.items():
         seat = game.ids.index(player)
         assert any(line.startswith(("\u2003 ", "▶ ")) and label + " ·" in line for line in running)
@@ -415,7 +416,7 @@ def test_every_screen_tells_equal_names_apart_and_marks_computer_players() -> No
     over, events = apply(game, Forfeit(1), T0)
     over, more = apply(over, Forfeit(2), T0)
     over, last = apply(over, Forfeit(3), T0)
-    ranking = lines_of(render.table(over, CHAT, GAME_ID, "en", T0))
+    ranking = lines_of(render.table(over, PLACE, "en", T0))
     assert ranking[1] == "🤖 Robot 1 wins."
     assert "2. Robot 1 · left the game" in ranking and "4. Sam · left the game" in ranking
     assert "3. sam\u00a0² · left the game" in ranking
@@ -427,13 +428,13 @@ def test_every_screen_tells_equal_names_apart_and_marks_computer_players() -> No
     assert plain(moments.note(left, after, "en", lobby) or "") == "Sam\u00a0² left the table."
     after, left = apply(lobby, Leave(-1), T0)
     assert plain(moments.note(left, after, "en", lobby) or "") == "🤖 Robot 1 left the table."
-    (won,) = moments.moments(events + more + last, over, CHAT, GAME_ID, "en", T0)
+    (won,) = moments.moments(events + more + last, over, PLACE, "en", T0)
     assert plain(won.text).startswith("🤖 Robot 1 wins!")
 
 
 def test_the_running_table_shows_the_call_counts_bullets_and_who_plays() -> None:
     game = lie_on_the_pile()
-    screen = render.table(game, CHAT, GAME_ID, "en", T0)
+    screen = render.table(game, PLACE, "en", T0)
     assert lines_of(screen) == [
         "Menteur · 4 players",
         "Expected rank: 10 · Pile: 3 cards",
@@ -448,7 +449,7 @@ def test_the_running_table_shows_the_call_counts_bullets_and_who_plays() -> None
 
 
 def test_the_arabic_table_says_the_same_right_to_left() -> None:
-    screen = render.table(lie_on_the_pile(), CHAT, GAME_ID, "ar", T0)
+    screen = render.table(lie_on_the_pile(), PLACE, "ar", T0)
     shown = lines_of(screen)
     assert shown[:3] == [
         "Menteur · 4 لاعبين",
@@ -464,15 +465,15 @@ def test_the_arabic_table_says_the_same_right_to_left() -> None:
 
 def test_liar_leaves_the_table_when_no_shout_is_possible() -> None:
     start = apply(lobby(3), Start(1, 5), T0)[0]
-    assert render.table(start, CHAT, GAME_ID, "en", T0).buttons == ()
+    assert render.table(start, PLACE, "en", T0).buttons == ()
     challenged, _ = apply(lie_on_the_pile(), Shout(4, 2), T0)
-    assert render.table(challenged, CHAT, GAME_ID, "en", T0).buttons == ()
-    assert "Called:" not in render.table(challenged, CHAT, GAME_ID, "en", T0).text
+    assert render.table(challenged, PLACE, "en", T0).buttons == ()
+    assert "Called:" not in render.table(challenged, PLACE, "en", T0).text
 
 
 def test_a_final_play_shows_who_decides_the_seconds_left_and_let_it_stand() -> None:
     game = final_play()
-    screen = render.table(game, CHAT, GAME_ID, "en", T0 + 10)
+    screen = render.table(game, PLACE, "en", T0 + 10)
     assert lines_of(screen)[-1] == (
         "Final play by Ann: Bob decides within 35 seconds — Liar! or Let it stand."
     )
@@ -484,12 +485,12 @@ def test_a_final_play_shows_who_decides_the_seconds_left_and_let_it_stand() -> N
 
 def test_a_forfeited_seat_is_marked_as_gone() -> None:
     game, _ = apply(lie_on_the_pile(), Forfeit(4), T0)
-    assert "\u2003 Driss · left the game" in lines_of(render.table(game, CHAT, GAME_ID, "en", T0))
+    assert "\u2003 Driss · left the game" in lines_of(render.table(game, PLACE, "en", T0))
 
 
 def test_the_end_shows_the_winner_and_the_final_ranking_with_cards_left() -> None:
     game, _ = apply(final_play(), LetItStand(2, 1), T0 + 5)
-    screen = render.table(game, CHAT, GAME_ID, "en", T0 + 5)
+    screen = render.table(game, PLACE, "en", T0 + 5)
     assert screen.buttons == ()
     assert lines_of(screen) == [
         "Menteur · game over",
@@ -505,7 +506,7 @@ def test_the_end_shows_the_winner_and_the_final_ranking_with_cards_left() -> Non
 
 def test_a_stopped_game_says_there_is_no_winner() -> None:
     game, events = apply(lie_on_the_pile(), Stop(1), T0)
-    screen = render.table(game, CHAT, GAME_ID, "en", T0, moments.note(events, game, "en"))
+    screen = render.table(game, PLACE, "en", T0, moments.note(events, game, "en"))
     assert screen.buttons == ()
     assert lines_of(screen) == [
         "Menteur · stopped — no winner",
@@ -519,7 +520,7 @@ def test_a_stopped_game_says_there_is_no_winner() -> None:
 
 def test_the_hand_shows_its_owners_cards_sorted_by_rank_in_rows_of_six() -> None:
     game = dealt("R♠ A♥ 7♦ 7♣ 9♠ 10♥ V♦ D♣ 3♥", "2♠", rank="7")
-    screen = render.hand(game, 1, CHAT, GAME_ID, "en", T0, selection=cards("7♦ 7♣"))
+    screen = render.hand(game, 1, PLACE, "en", T0, selection=cards("7♦ 7♣"))
     labels = [[plain(b.text) for b in row] for row in screen.buttons]
     assert labels == [
         ["A♥", "3♥", "✓7♦", "✓7♣", "9♠", "10♥"],
@@ -541,42 +542,64 @@ def test_the_hand_shows_its_owners_cards_sorted_by_rank_in_rows_of_six() -> None
 @pytest.mark.parametrize("picked", ["", "A♥ 3♥ 7♦ 7♣ 9♠"])
 def test_play_appears_only_with_one_to_four_cards_selected(picked: str) -> None:
     game = dealt("A♥ 3♥ 7♦ 7♣ 9♠", "2♠", rank="7")
-    screen = render.hand(game, 1, CHAT, GAME_ID, "en", T0, selection=cards(picked))
+    screen = render.hand(game, 1, PLACE, "en", T0, selection=cards(picked))
     assert all(p.kind is Kind.TOGGLE for _, p in buttons(screen))
+
+
+@pytest.mark.parametrize(("player_lang", "table_lang"), [("ar", "en"), ("en", "ar")])
+def test_a_hint_naming_a_table_button_quotes_it_as_the_table_shows_it(
+    player_lang: str, table_lang: str
+) -> None:
+    game = dealt("A♥ 3♥", "2♠ 5♦", "6♣ 7♣", rank="A", rest_to=0)
+    game, _ = apply(game, Play(1, cards("A♥")), T0)
+    table = render.table(game, PLACE, table_lang, T0)
+    liar = plain(t(table_lang, "btn_liar"))
+    assert [plain(b.text) for row in table.buttons for b in row] == [liar]
+    waiting = render.hand(game, 3, PLACE, player_lang, T0, table_lang=table_lang)
+    hint = plain(lines_of(waiting)[1])
+    assert liar in hint, "the table's own word"
+    assert plain(t(player_lang, "btn_liar")) not in hint, "not the player's word for it"
+    assert hint == plain(t(player_lang, "hand_wait", liar=liar)), "a sentence in their language"
+    # The decider of a final play is told of both buttons, as the table shows them.
+    final = dealt("A♥", "2♠ 5♦", "6♣", rank="A", rest_to=1)
+    final, _ = apply(final, Play(1, cards("A♥")), T0)
+    decider = final.awaited
+    assert decider is not None
+    deciding = render.hand(final, decider, PLACE, player_lang, T0, table_lang=table_lang)
+    stand = plain(t(table_lang, "btn_stand"))
+    assert liar in plain(lines_of(deciding)[1]) and stand in plain(lines_of(deciding)[1])
 
 
 def test_off_turn_the_hand_shows_without_play_and_the_same_words_whoever_plays() -> None:
     game = dealt("A♥ 3♥", "2♠ 5♦", "6♣", rank="7", rest_to=0)
-    screen = render.hand(game, 2, CHAT, GAME_ID, "en", T0, selection=cards("2♠"))
+    screen = render.hand(game, 2, PLACE, "en", T0, selection=cards("2♠"))
     assert [label for label, _ in buttons(screen)] == ["✓2♠", "5♦"]
     assert all(p.rank == NO_RANK and not p.shout for _, p in buttons(screen))
     assert lines_of(screen) == [
         "Your hand · 2 cards",
-        "Not your turn. Liar! is on the table message in the group.",
+        "Not your turn. “Liar!” is on the table message in the group.",
     ]
     # Another player's move leaves this hand's screen as it was: no edit is needed.
     later, _ = apply(game, Play(1, cards("A♥")), T0)
-    assert render.hand(later, 3, CHAT, GAME_ID, "en", T0) == render.hand(
-        game, 3, CHAT, GAME_ID, "en", T0
-    )
+    assert render.hand(later, 3, PLACE, "en", T0) == render.hand(game, 3, PLACE, "en", T0)
 
 
 def test_the_next_player_can_shout_liar_from_their_hand_and_only_they() -> None:
     game = lie_on_the_pile()
-    next_player = render.hand(game, 3, CHAT, GAME_ID, "en", T0)
+    next_player = render.hand(game, 3, PLACE, "en", T0)
     assert buttons(next_player)[-1] == ("Liar!", Press(Kind.SHOUT, CHAT, GAME_ID, 2))
     assert "Or shout Liar! at Bob's play: Called: 2 × 9." in lines_of(next_player)
     assert all(p.shout for _, p in buttons(next_player) if p.kind is Kind.TOGGLE)
-    other = render.hand(game, 4, CHAT, GAME_ID, "en", T0)
+    other = render.hand(game, 4, PLACE, "en", T0)
     assert all(p.kind is Kind.TOGGLE for _, p in buttons(other))
-    assert "Not your turn. Liar! is on the table message in the group." in lines_of(other)
+    assert plain(t("en", "hand_wait", liar="Liar!")) in lines_of(other)
 
 
 def test_a_51_card_hand_fits_telegram_keyboard_limits() -> None:
     game = dealt("", "A♠", rest_to=0)
     assert count(game.hands[0]) == 51
     picked = cards("2♠ 2♥ 2♦ 2♣")
-    screen = render.hand(game, 1, CHAT, 36**5, "ar", T0, selection=picked)
+    screen = render.hand(game, 1, Place(CHAT, 36**5), "ar", T0, selection=picked)
     check_keyboard(screen)
     assert len(screen.buttons) == 10
     assert sum(p.kind is Kind.TOGGLE for _, p in buttons(screen)) == 51
@@ -584,34 +607,34 @@ def test_a_51_card_hand_fits_telegram_keyboard_limits() -> None:
 
 def test_the_decider_is_sent_to_the_group_and_the_final_player_waits() -> None:
     game = final_play()
-    decider = render.hand(game, 2, CHAT, GAME_ID, "en", T0 + 1)
+    decider = render.hand(game, 2, PLACE, "en", T0 + 1)
     assert lines_of(decider)[1] == (
-        "Ann made a final play: Liar! or Let it stand in the group, within 44 seconds."
+        "Ann made a final play: “Liar!” or “Let it stand” in the group, within 44 seconds."
     )
     assert all(p.kind is Kind.TOGGLE and p.rank == NO_RANK for _, p in buttons(decider))
-    ann = render.hand(game, 1, CHAT, GAME_ID, "en", T0 + 1)
+    ann = render.hand(game, 1, PLACE, "en", T0 + 1)
     assert lines_of(ann) == ["Your hand · 0 cards", "You made a final play: Bob decides."]
     assert ann.buttons == ()
 
 
 def test_after_the_end_or_a_forfeit_the_hand_is_text_only() -> None:
     over, _ = apply(final_play(), LetItStand(2, 1), T0)
-    screen = render.hand(over, 3, CHAT, GAME_ID, "en", T0)
+    screen = render.hand(over, 3, PLACE, "en", T0)
     assert screen.buttons == ()
     assert lines_of(screen) == ["Your hand · 2 cards", "Game over: Ann wins."]
     gone, _ = apply(lie_on_the_pile(), Forfeit(4), T0)
-    assert render.hand(gone, 4, CHAT, GAME_ID, "en", T0) == Screen(t("en", "hand_out"))
-    outsider = render.hand(gone, 99, CHAT, GAME_ID, "en", T0)
+    assert render.hand(gone, 4, PLACE, "en", T0) == Screen(t("en", "hand_out"))
+    outsider = render.hand(gone, 99, PLACE, "en", T0)
     assert outsider == Screen(t("en", "hand_not_seated"))
 
 
 def test_hand_buttons_rebuilds_from_a_toggle_exactly_what_hand_draws() -> None:
     for game, player in ((lie_on_the_pile(), 3), (lie_on_the_pile(), 4), (final_play(), 2)):
         for lang in SUPPORTED:
-            first = render.hand(game, player, CHAT, GAME_ID, lang, T0, selection=cards("5♠"))
+            first = render.hand(game, player, PLACE, lang, T0, selection=cards("5♠"))
             for _, press in buttons(first):
                 if press.kind is Kind.TOGGLE:
-                    again = render.hand(game, player, CHAT, GAME_ID, lang, T0, press.cards)
+                    again = render.hand(game, player, PLACE, lang, T0, selection=press.cards)
                     assert render.hand_buttons(press, lang) == again.buttons
 
 
@@ -628,7 +651,7 @@ def test_hand_buttons_ignores_selected_cards_that_are_not_in_the_hand() -> None:
 
 def test_a_challenge_shows_the_turned_over_cards_the_verdict_and_who_plays_next() -> None:
     game, events = apply(lie_on_the_pile(), Shout(4, 2), T0)
-    (screen,) = moments.moments(events, game, CHAT, GAME_ID, "en", T0)
+    (screen,) = moments.moments(events, game, PLACE, "en", T0)
     assert lines_of(screen) == [
         "Challenge",
         "Driss: Liar!  →  Bob's play, “Called: 2 × 9”",
@@ -637,7 +660,7 @@ def test_a_challenge_shows_the_turned_over_cards_the_verdict_and_who_plays_next(
         "Driss gets the bullet back and plays next: 9.",
     ]
     assert screen.buttons == ()
-    (arabic,) = moments.moments(events, game, CHAT, GAME_ID, "ar", T0)
+    (arabic,) = moments.moments(events, game, PLACE, "ar", T0)
     assert lines_of(arabic)[2:4] == [
         "البطاقات المكشوفة: 3♠ 9♥",
         "كذبة! على Bob التقاط البطاقات: 3 بطاقات.",
@@ -650,7 +673,7 @@ def test_a_true_play_challenged_costs_the_accuser_the_pile_and_the_bullet() -> N
     game, _ = apply(game, Play(1, cards("2♠")), T0)
     game, _ = apply(game, Play(2, cards("4♠")), T0)
     game, events = apply(game, Shout(3, 2), T0)
-    (screen,) = moments.moments(events, game, CHAT, GAME_ID, "en", T0)
+    (screen,) = moments.moments(events, game, PLACE, "en", T0)
     assert lines_of(screen)[3:] == [
         "Not a lie. Chloé picks up 2 cards.",
         "Chloé loses the bullet.",
@@ -661,7 +684,7 @@ def test_a_true_play_challenged_costs_the_accuser_the_pile_and_the_bullet() -> N
 def test_a_forfeiters_exposed_lie_is_set_aside() -> None:
     game, _ = apply(lie_on_the_pile(), Forfeit(2), T0)
     game, events = apply(game, Shout(4, 2), T0)
-    (screen,) = moments.moments(events, game, CHAT, GAME_ID, "en", T0)
+    (screen,) = moments.moments(events, game, PLACE, "en", T0)
     assert "A lie. Bob has left the game: the 3 cards of the pile are set aside." in lines_of(
         screen
     )
@@ -672,7 +695,7 @@ def test_a_forfeiters_exposed_lie_is_set_aside() -> None:
 
 def test_a_challenge_that_ends_the_game_names_nobody_to_play_next_then_the_end() -> None:
     game, events = apply(final_play(truth=True), Shout(4, 1), T0 + 3)
-    challenge, end = moments.moments(events, game, CHAT, GAME_ID, "en", T0 + 3)
+    challenge, end = moments.moments(events, game, PLACE, "en", T0 + 3)
     assert lines_of(challenge)[-1] == "Driss loses the bullet."
     assert "plays next" not in challenge.text
     assert lines_of(end)[:2] == ["Ann wins!", "A challenge showed the final play was true."]
@@ -681,7 +704,7 @@ def test_a_challenge_that_ends_the_game_names_nobody_to_play_next_then_the_end()
 def test_a_final_play_moment_offers_liar_and_let_it_stand_for_that_play() -> None:
     game = dealt("5♠ 5♥", "3♠ 4♠", "6♠ 7♠", "8♠", rank="5")
     game, events = apply(game, Play(1, cards("5♠ 5♥")), T0)
-    (screen,) = moments.moments(events, game, CHAT, GAME_ID, "en", T0)
+    (screen,) = moments.moments(events, game, PLACE, "en", T0)
     assert lines_of(screen) == [
         "Final play",
         "Ann emptied their hand: Called: 2 × 5.",
@@ -697,7 +720,7 @@ def test_a_final_play_moment_offers_liar_and_let_it_stand_for_that_play() -> Non
 
 def test_a_passed_decision_gets_its_own_message_with_a_fresh_45_seconds() -> None:
     game, events = apply(final_play(), Forfeit(2), T0 + 20)
-    (screen,) = moments.moments(events, game, CHAT, GAME_ID, "en", T0 + 20)
+    (screen,) = moments.moments(events, game, PLACE, "en", T0 + 20)
     assert lines_of(screen)[1:] == [
         "The player who was to decide left: Chloé now decides on Ann's final play.",
         "Chloé decides within 45 seconds: Liar! or Let it stand.",
@@ -724,7 +747,7 @@ def two_left() -> Game:
 def test_the_end_says_who_won_how_and_the_final_ranking(game: Game, move: Move, how: str) -> None:
     now = T0 + (DECISION_SECONDS if isinstance(move, Timeout) else 1)
     game, events = apply(game, move, now)
-    end = moments.moments(events, game, CHAT, GAME_ID, "en", now)[-1]
+    end = moments.moments(events, game, PLACE, "en", now)[-1]
     assert game.winner is not None
     winner = game.names[game.winner]
     assert lines_of(end)[:4] == [f"{winner} wins!", how, "", "Final ranking"]
@@ -736,7 +759,7 @@ def test_the_end_says_who_won_how_and_the_final_ranking(game: Game, move: Move, 
 def test_forfeited_players_rank_last_as_gone() -> None:
     game, _ = apply(two_left(), Forfeit(2), T0)
     game, events = apply(game, Forfeit(3), T0)
-    end = moments.moments(events, game, CHAT, GAME_ID, "en", T0)[-1]
+    end = moments.moments(events, game, PLACE, "en", T0)[-1]
     assert lines_of(end)[-5:] == [
         "Final ranking",
         "1. Driss · 44 cards",
@@ -752,7 +775,7 @@ def test_forfeited_players_rank_last_as_gone() -> None:
 )
 def test_a_stopped_game_says_by_whom_or_for_idleness(move: Move, said: str) -> None:
     game, events = apply(lie_on_the_pile(), move, T0 + 3600)
-    (screen,) = moments.moments(events, game, CHAT, GAME_ID, "en", T0 + 3600)
+    (screen,) = moments.moments(events, game, PLACE, "en", T0 + 3600)
     assert lines_of(screen)[0] == "Menteur · stopped — no winner"
     assert said in lines_of(screen)[1]
 
@@ -764,7 +787,7 @@ def test_calls_joins_starts_and_passed_turns_make_no_new_message() -> None:
     game, called = apply(game, Play(player, 1 << next(cards_in(game.hands[0]))), T0)
     game, passed = apply(game, Forfeit(game.ids[1]), T0)
     for events in (joined, started, called, passed):
-        assert moments.moments(events, game, CHAT, GAME_ID, "en", T0) == []
+        assert moments.moments(events, game, PLACE, "en", T0) == []
 
 
 # --- the table's note -----------------------------------------------------------------------------
@@ -943,13 +966,13 @@ def test_the_group_never_sees_a_hand_and_a_hand_shows_only_its_owners_cards(
             note = moments.note(events, game, lang)
             if note is not None:
                 assert "\n" not in note and not SUIT.search(note)
-            table = render.table(game, CHAT, GAME_ID, lang, now, note)
+            table = render.table(game, PLACE, lang, now, note)
             check_group_screen(table, game, lang)
             if game.phase is not Phase.OVER:
                 for name in game.names:
                     assert isolate(name) in table.text
             challenges = [e for e in events if isinstance(e, ev.Challenged)]
-            for moment in moments.moments(events, game, CHAT, GAME_ID, lang, now):
+            for moment in moments.moments(events, game, PLACE, lang, now):
                 shown = set(CARD.findall(moment.text))
                 if shown:  # only a challenge turns cards over, and only its play's
                     (challenge,) = challenges
@@ -963,7 +986,7 @@ def test_the_group_never_sees_a_hand_and_a_hand_shows_only_its_owners_cards(
 def check_hand(game: Game, seat: int, player: int, lang: str, now: float) -> None:
     held = game.hands[seat] if game.hands else 0
     selection = held & -held  # the lowest card selected
-    screen = render.hand(game, player, CHAT, GAME_ID, lang, now, selection)
+    screen = render.hand(game, player, PLACE, lang, now, selection=selection)
     assert not SUIT.search(screen.text)
     check_keyboard(screen)
     check_direction(screen.text, lang)
@@ -974,7 +997,7 @@ def check_hand(game: Game, seat: int, player: int, lang: str, now: float) -> Non
         assert shown == {card_name(c) for c in cards_in(held)}, "the owner's cards, all of them"
         assert all(p.hand == held for _, p in toggles)
         _, press = toggles[-1]
-        again = render.hand(game, player, CHAT, GAME_ID, lang, now, press.cards)
+        again = render.hand(game, player, PLACE, lang, now, selection=press.cards)
         assert render.hand_buttons(press, lang) == again.buttons
     else:
         assert game.phase in (Phase.LOBBY, Phase.OVER) or seat in game.out or held == 0
