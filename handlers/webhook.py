@@ -21,6 +21,8 @@ from handlers.config import Settings, secret_matches
 from handlers.runtime import Runtime
 
 LOGGER = logging.getLogger("menteur.webhook")
+# The header Telegram sends the webhook's secret in, spelled as Lambda's HTTP events spell every
+# header (in lower case). The one spelling of its name: the local runner and the tests use it.
 SECRET_HEADER = "x-telegram-bot-api-secret-token"
 MAX_BODY = 1 << 20  # Telegram's updates are a few kilobytes: anything huge is not one
 

@@ -52,11 +52,13 @@ __all__ = [
     "blocked_by_user",
     "callback_update",
     "cant_initiate",
+    "chat_json",
     "chat_migrated",
     "delay",
     "message_update",
     "server_error",
     "too_many_requests",
+    "user_json",
 ]
 
 BOT_ID = 999000
@@ -333,21 +335,33 @@ def _chat_key(value: Any) -> int | str | None:
     return text
 
 
-def _chat_json(chat_id: int) -> dict[str, Any]:
-    # Telegram's convention: users' private chats have positive ids, groups negative ones.
+def chat_json(chat_id: int, name: str | None = None) -> dict[str, Any]:
+    """A chat as Telegram describes it. Telegram's convention: users' private chats have
+    positive ids (and the user's name), groups negative ones (and a title)."""
     if chat_id > 0:
-        return {"id": chat_id, "type": "private", "first_name": f"User {chat_id}"}
-    return {"id": chat_id, "type": "supergroup", "title": f"Group {chat_id}"}
+        return {"id": chat_id, "type": "private", "first_name": name or f"User {chat_id}"}
+    return {"id": chat_id, "type": "supergroup", "title": name or f"Group {chat_id}"}
 
 
-def _user_json(user_id: int, first_name: str | None = None) -> dict[str, Any]:
+def user_json(
+    user_id: int, first_name: str | None = None, language_code: str | None = None
+) -> dict[str, Any]:
+    """A user as Telegram describes one; `language_code` is their Telegram app's language."""
     if user_id == BOT_ID:
         return dict(_BOT_USER)
-    return {"id": user_id, "is_bot": False, "first_name": first_name or f"User {user_id}"}
+    user: dict[str, Any] = {
+        "id": user_id,
+        "is_bot": False,
+        "first_name": first_name or f"User {user_id}",
+    }
+    if language_code is not None:
+        user["language_code"] = language_code
+    return user
 
 
 # ---------------------------------------------------------------------------------------------
 # Update builders: what Telegram would deliver to the bot (webhook body or getUpdates item).
+# The one place that spells an update: the tests, the benchmarks and the offline table use them.
 
 
 def message_update(
@@ -358,14 +372,20 @@ def message_update(
     update_id: int | None = None,
     message_id: int = 1,
     first_name: str | None = None,
-    date: int | None = None,
+    language_code: str | None = None,
+    chat_title: str | None = None,
+    date: float | None = None,
 ) -> dict[str, Any]:
-    """A text message from a user; "/cmd ..." gets the bot_command entity CommandHandler needs."""
+    """A text message from a user; "/cmd ..." gets the bot_command entity CommandHandler needs.
+
+    A private chat bears its user's name; a group, `chat_title`. ``date`` is a Unix time
+    (the wall clock when not given).
+    """
     message: dict[str, Any] = {
         "message_id": message_id,
-        "date": int(time.time()) if date is None else date,
-        "chat": _chat_json(chat_id),
-        "from": _user_json(user_id, first_name),
+        "date": int(time.time() if date is None else date),
+        "chat": chat_json(chat_id, first_name if chat_id == user_id else chat_title),
+        "from": user_json(user_id, first_name, language_code),
         "text": text,
     }
     if text.startswith("/"):
@@ -385,23 +405,29 @@ def callback_update(
     *,
     update_id: int | None = None,
     callback_id: str | None = None,
-    message_text: str = "",
     first_name: str | None = None,
+    language_code: str | None = None,
+    chat_title: str | None = None,
+    date: float | None = None,
+    shown: StoredMessage | None = None,
 ) -> dict[str, Any]:
-    """A press on an inline button of the bot's message ``message_id`` in ``chat_id``."""
+    """A press on an inline button of the bot's message ``message_id`` in ``chat_id``.
+
+    The query carries that message as Telegram does: as it reads now when ``shown`` is given
+    (its text and buttons), else with an empty text, dated ``date``.
+    """
+    chat_name = first_name if chat_id == user_id else chat_title
+    if shown is None:
+        shown = StoredMessage(
+            chat_id, message_id, int(time.time() if date is None else date), text=""
+        )
     update: dict[str, Any] = {
         "callback_query": {
             "id": callback_id or f"cb-{chat_id}-{message_id}-{user_id}-{time.monotonic_ns()}",
-            "from": _user_json(user_id, first_name),
+            "from": user_json(user_id, first_name, language_code),
             "chat_instance": str(chat_id),
             "data": data,
-            "message": {
-                "message_id": message_id,
-                "date": int(time.time()),
-                "chat": _chat_json(chat_id),
-                "from": dict(_BOT_USER),
-                "text": message_text,
-            },
+            "message": _message_json(shown, chat_name),
         }
     }
     if update_id is not None:
@@ -994,7 +1020,7 @@ class FakeTelegram:
         return True
 
     def _member_json(self, chat_id: int, user_id: int) -> dict[str, Any]:
-        user = _user_json(user_id)
+        user = user_json(user_id)
         if (chat_id, user_id) in self.owners:
             return {"status": "creator", "user": user, "is_anonymous": False}
         if (chat_id, user_id) in self.admins:
@@ -1107,11 +1133,11 @@ def _inline_markup(params: dict[str, Any]) -> dict[str, Any] | None:
     return markup
 
 
-def _message_json(stored: StoredMessage) -> dict[str, Any]:
+def _message_json(stored: StoredMessage, chat_name: str | None = None) -> dict[str, Any]:
     message: dict[str, Any] = {
         "message_id": stored.message_id,
         "date": stored.date,
-        "chat": _chat_json(stored.chat_id),
+        "chat": chat_json(stored.chat_id, chat_name),
         "from": dict(_BOT_USER),
     }
     if stored.text is not None:

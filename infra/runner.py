@@ -46,7 +46,6 @@ POLL_TIMEOUT = 1  # seconds a getUpdates waits for an update: a tick comes after
 RETRY_PAUSE = 2.0  # after a network error, or an update the handler asked to have again
 # The update types the bot reads; the deployed webhook asks Telegram for the same.
 ALLOWED_UPDATES = ["message", "callback_query"]
-SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 BAD_TOKEN = "Telegram refused TELEGRAM_BOT_TOKEN: check it with @BotFather."
 LOGGER = logging.getLogger("menteur.local")
 
@@ -71,7 +70,7 @@ def webhook_event(update: Mapping[str, Any], secret: str, now: float) -> dict[st
             "content-length": str(len(body.encode())),
             "content-type": "application/json",
             "host": "localhost",
-            SECRET_HEADER.lower(): secret,
+            webhook.SECRET_HEADER: secret,
         },
         "requestContext": {
             "accountId": "000000000000",
