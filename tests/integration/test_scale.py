@@ -43,18 +43,9 @@ from handlers import callbacks, timer
 from handlers.app import GROUP_SENDS_PER_MINUTE
 from handlers.callbacks import Kind
 from infra.fake_telegram import StoredMessage
-from tests.integration.stack import (
-    GROUP,
-    Container,
-    Person,
-    Stack,
-    button,
-    held,
-    open_game,
-    people,
-    select,
-    shown_cards,
-)
+from tests.support import GROUP, Person, people
+from tests.support.screens import button, shown_cards
+from tests.support.stack import Container, Stack, held, open_game, select
 from tests.unit.test_properties import check_invariants, play_out
 
 STACK_GAMES = int(os.environ.get("MENTEUR_STACK_GAMES", "200"))

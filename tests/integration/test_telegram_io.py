@@ -6,9 +6,8 @@ keep-alive connections are reused between calls as in production.
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -37,13 +36,10 @@ from infra.fake_telegram import (
     server_error,
     too_many_requests,
 )
+from tests.support import GROUP, TOKEN, Run
 
-TOKEN = "123:ABC"
-GROUP = -1001234567890
 ALICE = 4242
 BOB = 4343
-
-Run = Callable[[Coroutine[Any, Any, Any]], Any]
 
 
 class FakeSleep:
@@ -56,23 +52,7 @@ class FakeSleep:
         self.waits.append(seconds)
 
 
-@pytest.fixture(autouse=True)
-def timedelta_periods(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Opt in to PTB v23's timedelta periods: PTB 22 warns whenever it builds a RetryAfter."""
-    monkeypatch.setenv("PTB_TIMEDELTA", "true")
-
-
-@pytest.fixture
-def tg() -> Iterator[FakeTelegram]:
-    with FakeTelegram() as fake:
-        yield fake
-
-
-@pytest.fixture
-def run() -> Iterator[Run]:
-    loop = asyncio.new_event_loop()
-    yield loop.run_until_complete
-    loop.close()
+pytestmark = pytest.mark.usefixtures("ptb_timedelta")
 
 
 @pytest.fixture

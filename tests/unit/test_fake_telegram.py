@@ -15,8 +15,7 @@ import socket
 import threading
 import time
 import warnings
-from collections.abc import Callable, Coroutine, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
 import telegram
@@ -46,25 +45,9 @@ from infra.fake_telegram import (
     message_update,
     too_many_requests,
 )
+from tests.support import GROUP, TOKEN, Run
 
-TOKEN = "123:ABC"
-GROUP = -1001234567890
 ALICE = 4242
-
-Run = Callable[[Coroutine[Any, Any, Any]], Any]
-
-
-@pytest.fixture
-def tg() -> Iterator[FakeTelegram]:
-    with FakeTelegram() as fake:
-        yield fake
-
-
-@pytest.fixture
-def run() -> Iterator[Run]:
-    loop = asyncio.new_event_loop()
-    yield loop.run_until_complete
-    loop.close()
 
 
 @pytest.fixture
@@ -361,10 +344,8 @@ def test_wait_for_sees_concurrent_calls(tg: FakeTelegram) -> None:
         tg.wait_for(lambda calls: len(calls) > 100, timeout=0.05)
 
 
-def test_flood_counting_and_limit_use_the_injected_clock(
-    run: Run, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("PTB_TIMEDELTA", "true")
+@pytest.mark.usefixtures("ptb_timedelta")
+def test_flood_counting_and_limit_use_the_injected_clock(run: Run) -> None:
     now = [0.0]
     with FakeTelegram(clock=lambda: now[0], flood_limit=3) as tg:
         bot = telegram.Bot(TOKEN, base_url=tg.base_url)

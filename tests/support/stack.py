@@ -11,14 +11,13 @@ People press the buttons the bot drew, as Telegram delivers them: a JSON update 
 logs, so a test can tell "applied" from "refused:already_challenged" without guessing.
 
 Run as a module, it is a container that is killed right after its first successful write
-(`python -m tests.integration.stack crash-after-write CONFIG_JSON UPDATE_JSON`): a Lambda
+(`python -m tests.support.stack crash-after-write CONFIG_JSON UPDATE_JSON`): a Lambda
 killed between the commit and the sends.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import logging
 import os
@@ -31,8 +30,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
 
-from engine import Game, cards_in, parse_card
-from handlers import callbacks, webhook
+from engine import Game, cards_in
+from handlers import webhook
 from handlers.callbacks import Kind
 from handlers.config import Settings
 from handlers.runtime import Runtime
@@ -40,26 +39,11 @@ from handlers.store import Counts, DynamoStore, MemoryStore, Record, Store
 from infra.dynalite import Dynalite
 from infra.fake_telegram import FakeTelegram, StoredMessage
 from infra.table import create_table
-from tests.e2e.harness import Clock
+from tests.support import GROUP, SECRET, T0, TOKEN, Clock, Person
+from tests.support.screens import button, card_buttons, selected
+from tests.support.updates import Updates, event
 
-TOKEN = "123456:TEST-TOKEN"
-SECRET = "s3cret-webhook-token"
 TABLE = "menteur-races"
-GROUP = -1001234567890
-T0 = 1_764_400_000.0
-BOT_ID = 999000
-
-
-@dataclass(frozen=True)
-class Person:
-    id: int
-    name: str
-    lang: str = "en"
-
-
-def people(n: int, first_id: int = 101) -> list[Person]:
-    names = ("Ann", "Bob", "Chloé", "Driss", "Emma", "Farid", "Gus", "Hana")
-    return [Person(first_id + i, names[i % len(names)]) for i in range(n)]
 
 
 # --- a store that a test can stop at an exact point ----------------------------------------------
@@ -151,79 +135,7 @@ class Outcomes(logging.Handler):
                 logger.setLevel(level)
 
 
-# --- updates as Telegram sends them --------------------------------------------------------------
-
-
-class Updates:
-    """Builds Telegram updates with fresh ids (thread-safe: itertools.count is atomic)."""
-
-    def __init__(self, first: int = 1000) -> None:
-        self._ids = itertools.count(first)
-
-    def next_id(self) -> int:
-        return next(self._ids)
-
-    @staticmethod
-    def user(person: Person) -> dict[str, Any]:
-        return {
-            "id": person.id,
-            "is_bot": False,
-            "first_name": person.name,
-            "language_code": person.lang,
-        }
-
-    @staticmethod
-    def chat(chat: int, person: Person) -> dict[str, Any]:
-        if chat > 0:
-            return {"id": chat, "type": "private", "first_name": person.name}
-        return {"id": chat, "type": "supergroup", "title": "Friday cards"}
-
-    def command(
-        self, person: Person, text: str, chat: int = GROUP, *, now: float = T0
-    ) -> dict[str, Any]:
-        length = len(text.split(maxsplit=1)[0])
-        update_id = self.next_id()
-        return {
-            "update_id": update_id,
-            "message": {
-                "message_id": update_id,
-                "date": int(now),
-                "chat": self.chat(chat, person),
-                "from": self.user(person),
-                "text": text,
-                "entities": [{"type": "bot_command", "offset": 0, "length": length}],
-            },
-        }
-
-    def press(
-        self, person: Person, chat: int, message_id: int, data: str, *, now: float = T0
-    ) -> dict[str, Any]:
-        update_id = self.next_id()
-        return {
-            "update_id": update_id,
-            "callback_query": {
-                "id": f"q{update_id}",
-                "from": self.user(person),
-                "chat_instance": str(chat),
-                "data": data,
-                "message": {
-                    "message_id": message_id,
-                    "date": int(now),
-                    "chat": self.chat(chat, person),
-                    "from": {"id": BOT_ID, "is_bot": True, "first_name": "Menteur"},
-                    "text": "",
-                },
-            },
-        }
-
-
-def event(update: dict[str, Any], secret: str = SECRET) -> dict[str, Any]:
-    """The Lambda event (Function URL / HTTP API format) of Telegram's POST of `update`."""
-    return {
-        "headers": {"X-Telegram-Bot-Api-Secret-Token": secret, "Content-Type": "application/json"},
-        "body": json.dumps(update),
-        "isBase64Encoded": False,
-    }
+# --- the webhook's answer -----------------------------------------------------------------------
 
 
 @dataclass
@@ -246,35 +158,7 @@ def post(rt: Runtime, update: dict[str, Any]) -> Reply:
     return Reply(response["statusCode"], json.loads(body) if body else None)
 
 
-# --- buttons as the bot drew them ----------------------------------------------------------------
-
-
-def buttons(message: StoredMessage | None) -> list[dict[str, Any]]:
-    rows = ((message.reply_markup if message else None) or {}).get("inline_keyboard", [])
-    return [button for row in rows for button in row]
-
-
-def button(message: StoredMessage | None, kind: Kind) -> str | None:
-    """The callback data of the message's button of that kind, if it shows one."""
-    for b in buttons(message):
-        data = b.get("callback_data")
-        if data and callbacks.decode(data).kind is kind:
-            return str(data)
-    return None
-
-
-def card_buttons(message: StoredMessage | None) -> dict[int, str]:
-    """A hand message's card toggles: card → callback data."""
-    found = {}
-    for b in buttons(message):
-        data = b.get("callback_data")
-        if data and callbacks.decode(data).kind is Kind.TOGGLE:
-            found[parse_card(b["text"].removeprefix("✓"))] = str(data)
-    return found
-
-
-def shown_cards(message: StoredMessage | None) -> set[int]:
-    return set(card_buttons(message))
+# --- the game, white-box ------------------------------------------------------------------------
 
 
 def held(game: Game, player: int) -> set[int]:
@@ -406,7 +290,7 @@ class Stack:
 def open_game(stack: Stack, c: Container, players: list[Person], chat: int = GROUP) -> Game:
     """/newgame, each player's Join button and private /start, then Start: all via the webhook."""
     u = stack.updates
-    assert c.post(u.command(players[0], "/newgame", chat, now=c.clock())).status == 200
+    assert c.post(u.message(players[0], "/newgame", chat, now=c.clock())).status == 200
     for person in players:
         table = stack.table_message(chat)
         join = button(table, Kind.JOIN)
@@ -414,21 +298,12 @@ def open_game(stack: Stack, c: Container, players: list[Person], chat: int = GRO
         reply = c.post(u.press(person, chat, table.message_id, join, now=c.clock()))
         assert reply.answer is not None and "url" in reply.answer, reply
         payload = str(reply.answer["url"]).split("?start=")[1]
-        c.post(u.command(person, f"/start {payload}", person.id, now=c.clock()))
+        c.post(u.message(person, f"/start {payload}", person.id, now=c.clock()))
     table = stack.table_message(chat)
     start = button(table, Kind.START)
     assert start is not None
     c.post(u.press(players[0], chat, table.message_id, start, now=c.clock()))
     return stack.game(chat)
-
-
-def selected(message: StoredMessage | None) -> set[int]:
-    """The cards a hand message shows as selected (ticked)."""
-    return {
-        parse_card(b["text"].removeprefix("✓"))
-        for b in buttons(message)
-        if b["text"].startswith("✓")
-    }
 
 
 def select(stack: Stack, c: Container, person: Person, cards: set[int], chat: int = GROUP) -> str:

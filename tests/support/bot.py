@@ -1,60 +1,36 @@
-"""A whole bot in a test: the webhook handler, a moto table built from template.yaml, a fake
-Telegram, an injected clock — and people who press buttons the way Telegram delivers them."""
+"""A whole bot in a test: the webhook handler, a table built from template.yaml (moto, or a
+DynamoDB-compatible server), a fake Telegram, an injected clock — and people who press buttons
+the way Telegram delivers them.
+
+    with running_bot(seed=3) as table:
+        open_and_start(table, people())
+        ...
+"""
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import random
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
 import httpx
 from moto import mock_aws
 
-from engine import Game, card_name, parse_card
-from handlers import callbacks, timer, webhook
+from engine import Game, Phase, card_name
+from handlers import timer, webhook
 from handlers.callbacks import Kind
 from handlers.config import Settings
 from handlers.runtime import Runtime
 from handlers.store import DynamoStore, Record
 from infra.fake_telegram import FakeTelegram, StoredMessage
 from infra.table import create_table
-
-TOKEN = "123456:TEST-TOKEN"
-SECRET = "s3cret-webhook-token"
-GROUP = -1001234567890
-T0 = 1_764_400_000.0
-
-
-class Clock:
-    def __init__(self, now: float = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
-
-@dataclass
-class Person:
-    id: int
-    name: str
-    lang: str = "en"
-
-
-@dataclass
-class RecordingTimers:
-    scheduled: list[tuple[int, float]] = field(default_factory=list)
-
-    def schedule(self, chat: int, at: float, now: float) -> None:
-        self.scheduled.append((chat, at))
+from tests.support import GROUP, SECRET, TOKEN, Clock, Person, RecordingTimers, by_id
+from tests.support.screens import button, button_texts, card_buttons, cards_in_text, shown_cards
+from tests.support.updates import Updates, event
 
 
 class Table:
@@ -65,17 +41,14 @@ class Table:
         self.rt = rt
         self.clock = clock
         self.timers = timers
-        self.update_ids = itertools.count(1000)
-        self.message_ids = itertools.count(1)
+        self.updates = Updates(clock=clock)
         self.http = httpx.Client(base_url=tg.url)
 
     # --- delivering updates --------------------------------------------------------------------
 
-    def post(self, update: dict[str, Any], secret: str | None = SECRET) -> dict[str, Any]:
-        """POST an update to the webhook handler; perform its webhook reply as Telegram does."""
-        headers = {} if secret is None else {"X-Telegram-Bot-Api-Secret-Token": secret}
-        event = {"headers": headers, "body": json.dumps(update), "isBase64Encoded": False}
-        response = webhook.handle(event, self.rt)
+    def deliver(self, ev: dict[str, Any]) -> dict[str, Any]:
+        """The webhook handler on a Lambda event; its webhook reply performed as Telegram does."""
+        response = webhook.handle(ev, self.rt)
         body = response.get("body")
         if response["statusCode"] == 200 and body:
             reply = json.loads(body)
@@ -83,53 +56,15 @@ class Table:
             self.http.post(f"/bot{TOKEN}/{method}", json=reply).raise_for_status()
         return response
 
-    def update(self, body: dict[str, Any], update_id: int | None = None) -> dict[str, Any]:
-        return {"update_id": next(self.update_ids) if update_id is None else update_id, **body}
+    def post(self, update: dict[str, Any], secret: str | None = SECRET) -> dict[str, Any]:
+        """POST an update to the webhook handler, as Telegram does."""
+        return self.deliver(event(update, secret=secret, now=self.clock.now))
 
     def say(self, person: Person, text: str, chat: int = GROUP) -> dict[str, Any]:
-        return self.post(self.update({"message": self.message(person, text, chat)}))
-
-    def message(self, person: Person, text: str, chat: int) -> dict[str, Any]:
-        message: dict[str, Any] = {
-            "message_id": next(self.message_ids),
-            "date": int(self.clock.now),
-            "chat": (
-                {"id": chat, "type": "private", "first_name": person.name}
-                if chat > 0
-                else {"id": chat, "type": "supergroup", "title": "Friday cards"}
-            ),
-            "from": self.user(person),
-            "text": text,
-        }
-        if text.startswith("/"):
-            length = len(text.split(maxsplit=1)[0])
-            message["entities"] = [{"type": "bot_command", "offset": 0, "length": length}]
-        return message
-
-    @staticmethod
-    def user(person: Person) -> dict[str, Any]:
-        return {
-            "id": person.id,
-            "is_bot": False,
-            "first_name": person.name,
-            "language_code": person.lang,
-        }
+        return self.post(self.updates.message(person, text, chat))
 
     def press(self, person: Person, chat: int, message_id: int, data: str) -> dict[str, Any]:
-        query = {
-            "id": f"q{next(self.update_ids)}",
-            "from": self.user(person),
-            "chat_instance": str(chat),
-            "data": data,
-            "message": {
-                "message_id": message_id,
-                "date": int(self.clock.now),
-                "chat": {"id": chat, "type": "private" if chat > 0 else "supergroup"},
-                "from": {"id": 999000, "is_bot": True, "first_name": "Menteur"},
-                "text": "",
-            },
-        }
-        return self.post(self.update({"callback_query": query}))
+        return self.post(self.updates.press(person, chat, message_id, data))
 
     def tick(self) -> None:
         """The scheduled sweep, as the timer Lambda runs it."""
@@ -140,30 +75,14 @@ class Table:
     def latest(self, chat: int) -> StoredMessage:
         return self.tg.chat_messages(chat)[-1]
 
-    @staticmethod
-    def buttons(message: StoredMessage) -> list[dict[str, Any]]:
-        rows = (message.reply_markup or {}).get("inline_keyboard", [])
-        return [button for row in rows for button in row]
-
-    def button_texts(self, message: StoredMessage) -> str:
-        return " | ".join(b["text"] for b in self.buttons(message))
-
-    def button(self, message: StoredMessage, kind: Kind) -> str | None:
-        """The data of the message's button of that kind, if it shows one."""
-        for b in self.buttons(message):
-            data = b.get("callback_data")
-            if data and callbacks.decode(data).kind is kind:
-                return str(data)
-        return None
-
     def press_button(self, person: Person, message: StoredMessage, kind: Kind) -> dict[str, Any]:
-        data = self.button(message, kind)
-        assert data is not None, f"no {kind.name} button in {self.button_texts(message)}"
+        data = button(message, kind)
+        assert data is not None, f"no {kind.name} button in {button_texts(message)}"
         return self.press(person, message.chat_id, message.message_id, data)
 
     def group_message_with(self, kind: Kind) -> StoredMessage:
         for message in reversed(self.tg.chat_messages(GROUP)):
-            if self.button(message, kind):
+            if button(message, kind):
                 return message
         raise AssertionError(f"no group message with a {kind.name} button")
 
@@ -175,26 +94,14 @@ class Table:
         assert message is not None
         return message
 
-    def card_buttons(self, message: StoredMessage) -> dict[int, dict[str, Any]]:
-        """The card buttons of a hand message, by card."""
-        found = {}
-        for b in self.buttons(message):
-            label = b["text"].removeprefix("✓")
-            try:
-                found[parse_card(label)] = b
-            except ValueError:
-                continue
-        return found
-
     def shown_hand(self, person: Person) -> set[int]:
-        return set(self.card_buttons(self.hand_message(person)))
+        return shown_cards(self.hand_message(person))
 
     def select(self, person: Person, cards: set[int]) -> StoredMessage:
         """Toggle `cards` in the person's hand message, one press each, as a person would."""
         for card in sorted(cards):
             message = self.hand_message(person)
-            data = self.card_buttons(message)[card]["callback_data"]
-            self.press(person, person.id, message.message_id, data)
+            self.press(person, person.id, message.message_id, card_buttons(message)[card])
         return self.hand_message(person)
 
     def play(self, person: Person, cards: set[int]) -> dict[str, Any]:
@@ -222,10 +129,6 @@ class Table:
         return {c for c in range(52) if mask >> c & 1}
 
 
-def card_names(cards: set[int]) -> set[str]:
-    return {card_name(c) for c in cards}
-
-
 @contextmanager
 def running_bot(seed: int = 7, dynamodb: Any = None) -> Iterator[Table]:
     """A bot on a fake Telegram, with the table built from template.yaml: on moto, or on the
@@ -247,7 +150,57 @@ def running_bot(seed: int = 7, dynamodb: Any = None) -> Iterator[Table]:
         rt = Runtime(settings, store=DynamoStore(dynamodb, "menteur-test"), clock=clock)
         rt.app.timers = timers
         rt.app.rng = random.Random(seed)
+        table = Table(tg, rt, clock, timers)
         try:
-            yield Table(tg, rt, clock, timers)
+            yield table
         finally:
+            table.http.close()
             rt.close()
+
+
+# --- a game through the bot, watched -------------------------------------------------------------
+
+
+def open_and_start(table: Table, players: list[Person]) -> None:
+    """/newgame, everyone joins, the opener presses Start."""
+    table.say(players[0], "/newgame")
+    for person in players:
+        table.join(person)
+    assert table.game().ids == tuple(p.id for p in players)
+    table.press_button(players[0], table.group_message_with(Kind.START), Kind.START)
+    assert table.game().phase is Phase.PLAY
+
+
+class Watcher:
+    """Checks after every step that each chat shows what it may, and nothing more."""
+
+    def __init__(self, table: Table, players: list[Person]) -> None:
+        self.table = table
+        self.players = players
+        self.revealed: set[str] = set()  # cards turned over by challenges: public from then on
+
+    def check(self) -> None:
+        game = self.table.game()
+        if game.phase in (Phase.PLAY, Phase.DECIDE):
+            for person in self.players:
+                # A private chat shows its owner's hand, exactly.
+                assert self.table.shown_hand(person) == self.table.hand(person), person.name
+        for call in self.table.tg.calls(chat_id=GROUP):
+            text = str(call.params.get("text", ""))
+            assert cards_in_text(text) <= self.revealed, f"a hand leaked: {text}"
+
+    def reveal(self, cards: set[int]) -> None:
+        self.revealed |= {card_name(c) for c in cards}
+
+
+def play_to_a_final_play(table: Table, players: list[Person], watcher: Watcher) -> Person:
+    """Play four cards at a time (nobody shouts) until somebody empties their hand."""
+    for _ in range(60):
+        game = table.game()
+        if game.phase is Phase.DECIDE:
+            return by_id(players, game.ids[game.last.seat])  # type: ignore[union-attr]
+        person = by_id(players, game.awaited)
+        hand = table.hand(person)
+        table.play(person, set(sorted(hand)[:4]))
+        watcher.check()
+    raise AssertionError("no final play")
