@@ -17,8 +17,6 @@ connection is actually reused. Standard library only, so the offline runner need
 from __future__ import annotations
 
 import contextlib
-import email.parser
-import email.policy
 import json
 import math
 import re
@@ -45,7 +43,6 @@ __all__ = [
     "FakeTelegram",
     "Fault",
     "StoredMessage",
-    "UploadedFile",
     "api_error",
     "bad_gateway",
     "bad_request",
@@ -106,72 +103,22 @@ _ADMIN_RIGHTS: dict[str, bool] = {
     "can_pin_messages": True,
 }
 
-# Methods that only ever answer `true` here; the call record is what tests look at.
-_TRUE_METHODS = frozenset(
-    name.lower()
-    for name in (
-        "answerCallbackQuery",
-        "sendChatAction",
-        "setChatMenuButton",
-        "setMyDescription",
-        "setMyShortDescription",
-        "setMyName",
-        "pinChatMessage",
-        "unpinChatMessage",
-        "unpinAllChatMessages",
-        "leaveChat",
-        "close",
-        "logOut",
-    )
-)
-
-# Form and multipart bodies carry every value as a string (python-telegram-bot JSON-encodes
-# everything but strings). Telegram types each field by its declared type; the fake types
-# everything that parses as JSON except these string fields, which may look like numbers.
+# Form bodies carry every value as a string (python-telegram-bot JSON-encodes everything but
+# strings). Telegram types each field by its declared type; the fake types everything that
+# parses as JSON except these string fields of the methods it answers, which may look like
+# numbers.
 _STRING_KEYS = frozenset(
     {
         "text",
-        "caption",
-        "callback_query_id",
-        "inline_message_id",
-        "url",
         "parse_mode",
-        "description",
-        "short_description",
-        "name",
-        "title",
-        "query",
-        "secret_token",
+        "inline_message_id",
         "business_connection_id",
-        "language_code",
-        "emoji",
-        "question",
-        "explanation",
-        "custom_emoji_id",
-        "start_parameter",
-        "payload",
-        "next_offset",
         "message_effect_id",
-        "first_name",
-        "last_name",
-        "phone_number",
-        "vcard",
-        "address",
-        "invite_link",
-        "file_id",
-        "photo",
-        "document",
-        "sticker",
-        "animation",
-        "audio",
-        "voice",
-        "video",
-        "video_note",
-        "thumbnail",
-        "currency",
-        "provider_token",
-        "provider_data",
-        "error_message",
+        "callback_query_id",
+        "url",
+        "secret_token",
+        "ip_address",
+        "language_code",
     }
 )
 
@@ -265,15 +212,6 @@ def delay(seconds: float) -> Fault:
 
 # ---------------------------------------------------------------------------------------------
 # Records.
-
-
-@dataclass(frozen=True)
-class UploadedFile:
-    """A file part of a multipart request."""
-
-    filename: str
-    content_type: str
-    data: bytes
 
 
 @dataclass(frozen=True)
@@ -463,22 +401,6 @@ def _decode_params(content_type: str, body: bytes, query: str) -> dict[str, Any]
         raw.update(data)
     elif mime == "application/x-www-form-urlencoded":
         raw.update(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
-    elif mime == "multipart/form-data":
-        head = f"Content-Type: {content_type}\r\n\r\n".encode()
-        message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(head + body)
-        for part in message.walk():
-            if part.is_multipart():
-                continue
-            name = part.get_param("name", header="content-disposition")
-            if not isinstance(name, str):
-                continue
-            payload = part.get_payload(decode=True)
-            data_bytes = payload if isinstance(payload, bytes) else b""
-            filename = part.get_filename()
-            if filename is not None:
-                raw[name] = UploadedFile(filename, part.get_content_type(), data_bytes)
-            else:
-                raw[name] = data_bytes.decode("utf-8")
     return {k: _typed(k, v) if isinstance(v, str) else v for k, v in raw.items()}
 
 
@@ -612,8 +534,6 @@ class FakeTelegram:
         self._updates: list[dict[str, Any]] = []
         self._next_update_id = 1
         self._webhook: dict[str, Any] = {"url": ""}
-        self._commands: list[Any] = []
-        self._file_counter = 0
         self._connections: dict[Any, threading.Thread] = {}
         self._accepted = 0
         self._server: _Server | None = None
@@ -687,10 +607,6 @@ class FakeTelegram:
     def base_url(self) -> str:
         """For ``telegram.Bot(token, base_url=...)``, which appends the token, then /method."""
         return f"{self.url}/bot"
-
-    @property
-    def base_file_url(self) -> str:
-        return f"{self.url}/file/bot"
 
     @property
     def connections_accepted(self) -> int:
@@ -883,12 +799,9 @@ class FakeTelegram:
     def _answer(self, method: str, params: dict[str, Any], at: float) -> tuple[int, bytes]:
         handler = self._handlers().get(method.lower())
         try:
-            if handler is not None:
-                result = handler(params, at)
-            elif method.lower() in _TRUE_METHODS:
-                result = True
-            else:
+            if handler is None:
                 raise _ApiError(404, "Not Found")
+            result = handler(params, at)
         except _ApiError as exc:
             return _error_body(exc.code, exc.description)
         except _FloodError as exc:
@@ -898,21 +811,17 @@ class FakeTelegram:
     def _handlers(self) -> dict[str, Callable[[dict[str, Any], float], Any]]:
         return {
             "getme": lambda p, at: dict(_GET_ME),
+            # The call record is what tests look at.
+            "answercallbackquery": lambda p, at: True,
             "sendmessage": self._send_message,
-            "senddocument": self._send_file,
-            "sendphoto": self._send_file,
             "editmessagetext": self._edit_text,
             "editmessagereplymarkup": self._edit_markup,
-            "deletemessage": self._delete_message,
             "getchatmember": self._get_chat_member,
-            "getchatadministrators": self._get_chat_administrators,
             "getupdates": self._get_updates,
             "setwebhook": self._set_webhook,
             "deletewebhook": self._delete_webhook,
             "getwebhookinfo": self._get_webhook_info,
             "setmycommands": self._set_my_commands,
-            "deletemycommands": self._delete_my_commands,
-            "getmycommands": lambda p, at: list(self._commands),
         }
 
     # Each handler runs with the lock held and returns the "result" value.
@@ -952,24 +861,6 @@ class FakeTelegram:
         stored = self._store_new(chat_id, at, text=text, reply_markup=_inline_markup(params))
         if isinstance(params.get("entities"), list):
             stored.extra["entities"] = params["entities"]
-        return _message_json(stored)
-
-    def _send_file(self, params: dict[str, Any], at: float) -> dict[str, Any]:
-        chat_id = self._chat_id(params)
-        kind = "photo" if "photo" in params else "document"
-        upload = params.get(kind)
-        if upload is None:
-            raise _ApiError(400, f"Bad Request: there is no {kind} in the request")
-        self._file_counter += 1
-        file = {"file_id": f"file-{self._file_counter}", "file_unique_id": f"u{self._file_counter}"}
-        stored = self._store_new(chat_id, at, reply_markup=_inline_markup(params))
-        if kind == "photo":
-            stored.extra["photo"] = [{**file, "width": 1, "height": 1}]
-        else:
-            name = upload.filename if isinstance(upload, UploadedFile) else "file"
-            stored.extra["document"] = {**file, "file_name": name}
-        if isinstance(params.get("caption"), str):
-            stored.extra["caption"] = params["caption"]
         return _message_json(stored)
 
     def _target(self, params: dict[str, Any]) -> StoredMessage | None:
@@ -1012,13 +903,6 @@ class FakeTelegram:
         stored.reply_markup, stored.edit_date = markup, int(time.time())
         return _message_json(stored)
 
-    def _delete_message(self, params: dict[str, Any], at: float) -> bool:
-        # Lenient on purpose: the bot may delete users' messages, which the fake never stored.
-        message_id = params.get("message_id")
-        if isinstance(message_id, int):
-            self._chats.get(self._chat_id(params), {}).pop(message_id, None)
-        return True
-
     def _member_json(self, chat_id: int, user_id: int) -> dict[str, Any]:
         user = user_json(user_id)
         if (chat_id, user_id) in self.owners:
@@ -1033,11 +917,6 @@ class FakeTelegram:
         if not isinstance(user_id, int):
             raise _ApiError(400, "Bad Request: invalid user_id specified")
         return self._member_json(chat_id, user_id)
-
-    def _get_chat_administrators(self, params: dict[str, Any], at: float) -> list[dict[str, Any]]:
-        chat_id = self._chat_id(params)
-        users = sorted({u for c, u in list(self.owners) + list(self.admins) if c == chat_id})
-        return [self._member_json(chat_id, u) for u in users]
 
     def _get_updates(self, params: dict[str, Any], at: float) -> list[dict[str, Any]]:
         if self._webhook.get("url"):
@@ -1062,7 +941,7 @@ class FakeTelegram:
         return [dict(u) for u in pending[: max(1, min(limit, 100))]]
 
     def _set_webhook(self, params: dict[str, Any], at: float) -> bool:
-        self._webhook = {k: v for k, v in params.items() if not isinstance(v, UploadedFile)}
+        self._webhook = dict(params)
         return True
 
     def _delete_webhook(self, params: dict[str, Any], at: float) -> bool:
@@ -1085,11 +964,6 @@ class FakeTelegram:
         commands = params.get("commands")
         if not isinstance(commands, list):
             raise _ApiError(400, "Bad Request: can't parse commands JSON object")
-        self._commands = commands
-        return True
-
-    def _delete_my_commands(self, params: dict[str, Any], at: float) -> bool:
-        self._commands = []
         return True
 
 
@@ -1106,8 +980,7 @@ def _matches(call: Call, method: str | None, chat_id: int | str | None) -> bool:
 
 
 def _is_send(method: str) -> bool:
-    name = method.lower()
-    return name.startswith("send") and name != "sendchataction"
+    return method.lower() == "sendmessage"
 
 
 def _checked_text(params: dict[str, Any]) -> str:

@@ -116,7 +116,7 @@ def test_requests_arrive_with_their_params_and_keyboards(
     assert "reply_markup" not in private_call.params
 
     done = send(
-        Answer("cb-1", text="Joined", url="https://t.me/x?start=g1", alert=True),
+        Answer("cb-1", text="Joined", url="https://t.me/x?start=g1"),
         Edit(GROUP, 1, Screen("Game 1: started")),  # no buttons: the keyboard goes
         EditButtons(ALICE, 1, ((Button("A♠", "t.1"),),)),
     )
@@ -127,7 +127,6 @@ def test_requests_arrive_with_their_params_and_keyboards(
         "callback_query_id": "cb-1",
         "text": "Joined",
         "url": "https://t.me/x?start=g1",
-        "show_alert": True,
     }
     [edit] = tg.calls("editMessageText")
     assert edit.params == {
@@ -399,26 +398,28 @@ def test_webhook_reply_shape() -> None:
         "method": "answerCallbackQuery",
         "callback_query_id": "cb-9",
     }
-    assert webhook_reply(
-        Answer("cb-9", text="Not your turn", url="https://t.me/b", alert=True)
-    ) == {
+    assert webhook_reply(Answer("cb-9", text="Not your turn", url="https://t.me/b")) == {
         "method": "answerCallbackQuery",
         "callback_query_id": "cb-9",
         "text": "Not your turn",
         "url": "https://t.me/b",
-        "show_alert": True,
     }
 
 
 def test_perform_reply_makes_the_call_the_webhook_reply_describes(
     tg: FakeTelegram, bot: telegram.Bot, run: Run
 ) -> None:
-    run(perform_reply(bot, webhook_reply(Answer("cb-7", text="Joined", alert=True))))
+    run(perform_reply(bot, webhook_reply(Answer("cb-7", text="Joined"))))
     [call] = tg.calls("answerCallbackQuery")
-    assert call.params == {"callback_query_id": "cb-7", "text": "Joined", "show_alert": True}
+    assert call.params == {"callback_query_id": "cb-7", "text": "Joined"}
 
     tg.fail_next("answerCallbackQuery", error=bad_request("query is too old"))
     run(perform_reply(bot, webhook_reply(Answer("cb-8"))))  # logged, not raised
+
+    # Any other body is not one of this bot's webhook replies: a bug, said loudly.
+    with pytest.raises(ValueError, match="sendMessage"):
+        run(perform_reply(bot, {"method": "sendMessage", "chat_id": GROUP, "text": "hi"}))
+    assert len(tg.calls()) == 2
 
 
 def test_is_admin(tg: FakeTelegram, bot: telegram.Bot, run: Run) -> None:
