@@ -61,7 +61,13 @@ IGNORED = shutil.ignore_patterns(
 # Pinned from .venv, except the installers: the build backend comes from pyproject's
 # build-system requirement, not from whatever setuptools the environment happens to have.
 UNPINNED = {"pip", "setuptools", "wheel", "menteur-bot"}
-DEV_ONLY = ("yaml", "_yaml", "moto", "pytest", "_pytest", "hypothesis", "mypy", "cfnlint", "ruff")
+DEV_ONLY = (
+    *("yaml", "_yaml", "moto", "pytest", "_pytest", "xdist", "hypothesis", "mypy", "cfnlint"),
+    "ruff",
+)
+
+# One worker builds the artifact, once, for both tests (and fills the wheel cache alone).
+pytestmark = pytest.mark.xdist_group("artifact")
 
 # Runs in the artifact-only interpreter: `python -I -S -c PROBE ARTIFACT`.
 PROBE = r"""

@@ -58,9 +58,12 @@ from tests.support.stack import (
     select,
 )
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("node") is None, reason="Node.js (`node`) is not on PATH: dynalite cannot run"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        shutil.which("node") is None, reason="Node.js (`node`) is not on PATH: dynalite cannot run"
+    ),
+    pytest.mark.xdist_group("races"),  # one worker, one dynalite and the games it prepared
+]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHOUT_ROUNDS = 204  # 2 to 7 shouters in turn: 34 rounds of each
