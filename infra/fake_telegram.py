@@ -443,7 +443,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _dispatch(self) -> None:
         body = self._read_body()
         url = urlsplit(self.path)
-        status, payload, content_type, wait = self.server.fake._serve(
+        status, payload, content_type, wait = self.server.fake.serve(
             url.path, url.query, self.headers.get("Content-Type", ""), body
         )
         if wait > 0 and self.server.fake._stopping.wait(wait):
@@ -767,10 +767,14 @@ class FakeTelegram:
 
     # -- serving -----------------------------------------------------------------------------
 
-    def _serve(
+    def serve(
         self, path: str, query: str, content_type: str, body: bytes
     ) -> tuple[int, bytes, str, float]:
-        """Answer one HTTP request: (status, body, content type, seconds to wait first)."""
+        """Answer one HTTP request: (status, body, content type, seconds to wait first).
+
+        The HTTP server calls it for each request it reads; a test may call it directly, to
+        answer a client in its own process without a socket.
+        """
         at = self._clock()
         match = _PATH.match(path)
         if match is None:

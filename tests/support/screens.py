@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -11,6 +12,10 @@ from handlers.callbacks import Kind
 from infra.fake_telegram import StoredMessage
 
 CARD = re.compile(r"(?:10|[A2-9VDR])[♠♥♦♣]")  # a card as the screens name it
+
+# The same buttons are read again and again (a hand is redrawn on every move): each distinct
+# data is decoded, and so checked, once.
+_decode = functools.lru_cache(maxsize=1 << 14)(callbacks.decode)
 
 
 def cards_in_text(text: str) -> set[str]:
@@ -30,7 +35,7 @@ def button(message: StoredMessage | None, kind: Kind) -> str | None:
     """The callback data of the message's button of that kind, if it shows one."""
     for b in buttons(message):
         data = b.get("callback_data")
-        if data and callbacks.decode(data).kind is kind:
+        if data and _decode(data).kind is kind:
             return str(data)
     return None
 
@@ -40,7 +45,7 @@ def card_buttons(message: StoredMessage | None) -> dict[int, str]:
     found = {}
     for b in buttons(message):
         data = b.get("callback_data")
-        if data and callbacks.decode(data).kind is Kind.TOGGLE:
+        if data and _decode(data).kind is Kind.TOGGLE:
             found[parse_card(b["text"].removeprefix("✓"))] = str(data)
     return found
 

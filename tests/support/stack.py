@@ -17,6 +17,7 @@ killed between the commit and the sends.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -29,6 +30,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
+
+import httpx
+import telegram
+from telegram.request import HTTPXRequest
 
 from engine import Game, cards_in
 from handlers import webhook
@@ -165,6 +170,28 @@ def held(game: Game, player: int) -> set[int]:
     return set(cards_in(game.hands[game.ids.index(player)]))
 
 
+# --- Telegram in the same process ----------------------------------------------------------------
+
+
+class InProcess(httpx.AsyncBaseTransport):
+    """An httpx transport that hands each request to the fake Telegram's `serve`, which
+    answers it exactly as its HTTP server would: python-telegram-bot builds and parses the
+    same requests, the fake records and fails them the same way; only the socket is gone."""
+
+    def __init__(self, tg: FakeTelegram) -> None:
+        self.tg = tg
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        body = await request.aread()
+        content_type = request.headers.get("content-type", "")
+        status, payload, answer_type, wait = self.tg.serve(
+            request.url.path, request.url.query.decode(), content_type, body
+        )
+        if wait > 0:
+            await asyncio.sleep(wait)  # a fault that answers late (Fault.after)
+        return httpx.Response(status, content=payload, headers={"content-type": answer_type})
+
+
 # --- the stack -----------------------------------------------------------------------------------
 
 
@@ -187,10 +214,16 @@ class Container:
 class Stack:
     """The bot's surroundings: one fake Telegram, and dynalite with the table from
     template.yaml (or, with `memory=True`, one in-memory store shared by every container,
-    for sequential runs). Containers are made on demand and closed on exit."""
+    for sequential runs). Containers are made on demand and closed on exit.
 
-    def __init__(self, *, memory: bool = False) -> None:
+    With `sockets=False` the containers' bots reach the fake Telegram in this process
+    (`InProcess`) rather than over loopback HTTP: for many games in a row, where the sockets
+    and the server's threads would cost more than the bot itself.
+    """
+
+    def __init__(self, *, memory: bool = False, sockets: bool = True) -> None:
         self.memory = memory
+        self.sockets = sockets
         self.dynalite = Dynalite()
         self.tg = FakeTelegram()
         self.updates = Updates()
@@ -236,7 +269,13 @@ class Stack:
         else:
             inner = DynamoStore(self.dynalite.client(), TABLE)
         store = HookedStore(inner)
-        rt = Runtime(self.settings(), store=store, clock=clock)
+        bot = None
+        if not self.sockets:
+            request = HTTPXRequest(httpx_kwargs={"transport": InProcess(self.tg)})
+            bot = telegram.Bot(
+                TOKEN, base_url=self.tg.base_url, request=request, get_updates_request=request
+            )
+        rt = Runtime(self.settings(), store=store, clock=clock, bot=bot)
         rt.app.rng = random.Random(seed)
         container = Container(rt, store, clock)
         with self._lock:
