@@ -1,15 +1,39 @@
-"""Fixtures any test may ask for by name. What they build comes from `tests.support`."""
+"""Fixtures any test may ask for by name (what they build comes from `tests.support`), and how
+the tests are shared out among pytest-xdist's workers."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from xdist.scheduler import LoadScopeScheduling
 
 from infra.fake_telegram import FakeTelegram
 from tests.support import Clock, Run
+
+# Files whose tests are handed out one by one, to whichever worker is free: the scale tests'
+# shares. Every other file runs whole on one worker, in order, so a file's fixtures are built
+# once (test_races' dynalite and prepared games, test_build's artifact).
+SPREAD = frozenset({"tests/integration/test_scale.py"})
+
+
+class _ByFile(LoadScopeScheduling):  # type: ignore[misc]  # xdist has no type information
+    """A file is a unit of work, except in SPREAD, where each test is. The units with the most
+    tests go first (xdist's order), so the last to run are single shares, and no worker waits
+    long for the other at the end."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        path = nodeid.split("::", 1)[0]
+        return nodeid if path in SPREAD else path
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getvalue("dist") != "load":  # another --dist given on the command line
+        return None
+    return _ByFile(config, log)
 
 
 @pytest.fixture

@@ -66,9 +66,6 @@ DEV_ONLY = (
     "ruff",
 )
 
-# One worker builds the artifact, once, for both tests (and fills the wheel cache alone).
-pytestmark = pytest.mark.xdist_group("artifact")
-
 # Runs in the artifact-only interpreter: `python -I -S -c PROBE ARTIFACT`.
 PROBE = r"""
 import json, sys, sysconfig

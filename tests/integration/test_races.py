@@ -58,12 +58,9 @@ from tests.support.stack import (
     select,
 )
 
-pytestmark = [
-    pytest.mark.skipif(
-        shutil.which("node") is None, reason="Node.js (`node`) is not on PATH: dynalite cannot run"
-    ),
-    pytest.mark.xdist_group("races"),  # one worker, one dynalite and the games it prepared
-]
+pytestmark = pytest.mark.skipif(
+    shutil.which("node") is None, reason="Node.js (`node`) is not on PATH: dynalite cannot run"
+)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHOUT_ROUNDS = 204  # 2 to 7 shouters in turn: 34 rounds of each

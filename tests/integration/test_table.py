@@ -29,8 +29,6 @@ REGION = "us-east-1"
 FUNCTIONS = ("WebhookFunction", "TimerFunction")
 SECRET_PARAMETERS = ("BotTokenParameterName", "WebhookSecretParameterName")
 
-pytestmark = pytest.mark.xdist_group("table")  # one worker, one dynalite for the file
-
 needs_node = pytest.mark.skipif(
     shutil.which("node") is None, reason="Node.js (`node`) is not on PATH: dynalite cannot run"
 )
