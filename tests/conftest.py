@@ -16,7 +16,9 @@ from tests.support import Clock, Run
 
 # Files whose tests are handed out one by one, to whichever worker is free: the scale tests'
 # shares. Every other file runs whole on one worker, in order, so a file's fixtures are built
-# once (test_races' dynalite and prepared games, test_build's artifact).
+# once (test_races' dynalite and prepared games, test_build's artifact). A scheduler of our own
+# rather than --dist loadgroup: under pytest 9.2 xdist_group marks are silently ignored
+# (pytest-xdist issue #1386).
 SPREAD = frozenset({"tests/integration/test_scale.py"})
 
 
