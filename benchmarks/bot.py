@@ -36,7 +36,9 @@ from handlers.callbacks import Kind  # noqa: E402
 from handlers.screens import Request  # noqa: E402
 from handlers.store import DynamoStore, Record  # noqa: E402
 from infra.dynalite import Dynalite  # noqa: E402
-from tests.e2e.harness import GROUP, Person, Table, running_bot  # noqa: E402
+from tests.support import GROUP, Person, people  # noqa: E402
+from tests.support.bot import Table, running_bot  # noqa: E402
+from tests.support.screens import card_buttons  # noqa: E402
 
 SECONDS_PER_ACTION = 1.0  # the fastest table: someone acts every second, no one hesitates
 
@@ -133,12 +135,12 @@ def play_game(table: Table, meter: Meter, players: list[Person], rng: random.Ran
         match move:
             case Play(cards=cards):
                 hand = table.hand_message(person)
-                buttons = table.card_buttons(hand)
+                toggles = card_buttons(hand)
                 for card in sorted(c for c in range(52) if cards >> c & 1):
-                    data = buttons[card]["callback_data"]
+                    data = toggles[card]
                     meter.act("toggle", table.press, person, person.id, hand.message_id, data)
                     hand = table.hand_message(person)
-                    buttons = table.card_buttons(hand)
+                    toggles = card_buttons(hand)
                 meter.act("play", table.press_button, person, hand, Kind.PLAY)
             case Shout():
                 message = table.group_message_with(Kind.SHOUT)
@@ -156,7 +158,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    players = [Person(101 + i, f"Player {i + 1}") for i in range(args.players)]
+    players = people(args.players)
     with Dynalite() as server, running_bot(seed=args.seed, dynamodb=server.client()) as table:
         meter = Meter(table)
         instrument(table, meter)

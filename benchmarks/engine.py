@@ -39,24 +39,25 @@ from engine import (  # noqa: E402
     strategy,
     view,
 )
+from infra.fake_telegram import StoredMessage  # noqa: E402
+from tests.support import GROUP, T0, Person  # noqa: E402
+from tests.support.updates import Updates  # noqa: E402
 
-CALLBACK_UPDATE = {
-    "update_id": 912345678,
-    "callback_query": {
-        "id": "4382174819283746",
-        "from": {"id": 123456789, "is_bot": False, "first_name": "Ann", "language_code": "en"},
-        "message": {
-            "message_id": 42,
-            "from": {"id": 999000, "is_bot": True, "first_name": "Menteur", "username": "m_bot"},
-            "chat": {"id": -1001234567890, "type": "supergroup", "title": "Friday cards"},
-            "date": 1764400000,
-            "text": "Menteur · 4 players",
-            "reply_markup": {"inline_keyboard": [[{"text": "Liar!", "callback_data": "s:12"}]]},
-        },
-        "chat_instance": "-5012345678901234567",
-        "data": "s:12",
-    },
-}
+# A press of Liar! on a table message, as Telegram delivers it.
+CALLBACK_UPDATE = Updates(first=912345678).press(
+    Person(123456789, "Ann"),
+    GROUP,
+    42,
+    "s:12",
+    query_id="4382174819283746",
+    shown=StoredMessage(
+        GROUP,
+        42,
+        int(T0),
+        text="Menteur · 4 players",
+        reply_markup={"inline_keyboard": [[{"text": "Liar!", "callback_data": "s:12"}]]},
+    ),
+)
 
 
 def play_game(players: int, seed: int, samples: list[tuple[Game, Move, float]]) -> list[int]:

@@ -71,25 +71,17 @@ from engine import (  # noqa: E402
 from handlers import callbacks, render  # noqa: E402
 from handlers.callbacks import Kind  # noqa: E402
 from handlers.store import DynamoStore, Record  # noqa: E402
+from handlers.webhook import SECRET_HEADER  # noqa: E402
 from infra.dynalite import Dynalite  # noqa: E402
 from infra.fake_telegram import FakeTelegram, StoredMessage  # noqa: E402
 from infra.table import create_table  # noqa: E402
-from tests.integration.stack import (  # noqa: E402
-    SECRET,
-    TABLE,
-    TOKEN,
-    Person,
-    Updates,
-    button,
-    buttons,
-    card_buttons,
-    selected,
-    shown_cards,
-)
+from tests.support import SECRET, TOKEN, Person, people  # noqa: E402
+from tests.support.screens import button, buttons, card_buttons, selected, shown_cards  # noqa: E402
+from tests.support.stack import TABLE  # noqa: E402
+from tests.support.updates import Updates  # noqa: E402
 
 T = TypeVar("T")
 PLAYERS = 8
-NAMES = ("Ann", "Bob", "Chloé", "Driss", "Emma", "Farid", "Gus", "Hana")
 FIRST_CHAT = -1002000000000
 BUSY_RETRIES = 20
 BOT_RATE = 30  # Telegram: about 30 requests a second per bot, all chats together
@@ -232,7 +224,7 @@ class Router:
                 f"http://127.0.0.1:{port}/",
                 content=json.dumps(update),
                 headers={
-                    "X-Telegram-Bot-Api-Secret-Token": SECRET,
+                    SECRET_HEADER: SECRET,
                     "Content-Type": "application/json",
                 },
             )
@@ -294,7 +286,7 @@ class Driver:
         self.tg = tg
         self.updates = Updates(first=1_000_000 * (index + 1))
         self.rng = random.Random(seed * 1_000_003 + index)
-        self.people = [Person(10_000_000 + 10 * index + i, NAMES[i]) for i in range(PLAYERS)]
+        self.people = people(PLAYERS, first_id=10_000_000 + 10 * index)
         self.by_id = {p.id: p for p in self.people}
         self.tally = Tally()
         self.game: Game | None = None  # what this driver believes committed
@@ -327,7 +319,7 @@ class Driver:
 
     async def open(self) -> None:
         """/newgame, everyone's Join and private /start, Start; then what was dealt."""
-        await self.post(self.updates.command(self.people[0], "/newgame", self.chat))
+        await self.post(self.updates.message(self.people[0], "/newgame", self.chat))
         for person in self.people:
             table = await self._group_message(Kind.JOIN)
             join = button(table, Kind.JOIN)
@@ -335,7 +327,7 @@ class Driver:
             answer = await self.post(self.updates.press(person, self.chat, table.message_id, join))
             assert answer is not None and "url" in answer
             payload = str(answer["url"]).split("?start=")[1]
-            await self.post(self.updates.command(person, f"/start {payload}", person.id))
+            await self.post(self.updates.message(person, f"/start {payload}", person.id))
         for _ in range(BUSY_RETRIES):
             table = await self._group_message(Kind.START, seated=PLAYERS)
             start = button(table, Kind.START)
@@ -424,7 +416,7 @@ class Driver:
                 return
             if attempt < 2:
                 self.tally.hands_asked += 1
-                await self.post(self.updates.command(person, "/hand", self.chat))
+                await self.post(self.updates.message(person, "/hand", self.chat))
         raise AssertionError(f"{person} cannot see their hand")
 
     def _hand(self, player: int) -> int:

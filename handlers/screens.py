@@ -75,7 +75,6 @@ class Answer:
     callback_query_id: str
     text: str | None = None
     url: str | None = None
-    alert: bool = False
 
 
 Request = Send | Edit | EditButtons | Answer

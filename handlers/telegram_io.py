@@ -221,10 +221,8 @@ class _Courier:
                 await bot.edit_message_reply_markup(
                     chat_id=chat_id, message_id=message_id, reply_markup=_markup(buttons)
                 )
-            case Answer(callback_query_id, text, url, alert):
-                await bot.answer_callback_query(
-                    callback_query_id, text=text, url=url, show_alert=True if alert else None
-                )
+            case Answer(callback_query_id, text, url):
+                await bot.answer_callback_query(callback_query_id, text=text, url=url)
 
     async def _recover(
         self, request: Request, error: TelegramError, *, may_retry: bool
@@ -345,28 +343,23 @@ def webhook_reply(answer: Answer) -> dict[str, object]:
         body["text"] = answer.text
     if answer.url is not None:
         body["url"] = answer.url
-    if answer.alert:
-        body["show_alert"] = True
     return body
 
 
 async def perform_reply(bot: telegram.Bot, body: dict[str, object]) -> None:
-    """Perform a webhook reply through the bot: the long-polling runner has no webhook response.
+    """Perform a webhook reply (the answerCallbackQuery of `webhook_reply`, the only one the
+    bot makes) through the bot: the long-polling runner has no webhook response to carry it.
 
     Like `deliver`, it logs a Telegram error instead of raising it (a stale button press
     answers "query is too old", which changes nothing).
     """
     params: dict[str, Any] = {key: value for key, value in body.items() if key != "method"}
-    method = str(body["method"])
+    if body.get("method") != "answerCallbackQuery":
+        raise ValueError(f"not a webhook reply of this bot: {body.get('method')!r}")
     try:
-        if method == "answerCallbackQuery":
-            # The only reply webhook_reply() makes; do_api_request warns when a dedicated
-            # method exists, so it is left for other bodies.
-            await bot.answer_callback_query(**params)
-        else:
-            await bot.do_api_request(method, api_kwargs=params)
+        await bot.answer_callback_query(**params)
     except TelegramError as error:
-        _LOGGER.warning("Telegram reply %s failed: %s", method, error.message)
+        _LOGGER.warning("Telegram reply answerCallbackQuery failed: %s", error.message)
 
 
 # ---------------------------------------------------------------------------------------------

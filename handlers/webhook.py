@@ -22,6 +22,8 @@ from handlers.runtime import Runtime
 from handlers.service import Busy
 
 LOGGER = logging.getLogger("menteur.webhook")
+# The header Telegram sends the webhook's secret in, spelled as Lambda's HTTP events spell every
+# header (in lower case). The one spelling of its name: the local runner and the tests use it.
 SECRET_HEADER = "x-telegram-bot-api-secret-token"
 MAX_BODY = 1 << 20  # Telegram's updates are a few kilobytes: anything huge is not one
 

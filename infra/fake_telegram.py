@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import email.parser
-import email.policy
 import json
 import math
 import re
@@ -57,13 +55,13 @@ __all__ = [
     "FakeTelegram",
     "Fault",
     "StoredMessage",
-    "UploadedFile",
     "api_error",
     "bad_gateway",
     "bad_request",
     "blocked_by_user",
     "callback_update",
     "cant_initiate",
+    "chat_json",
     "chat_migrated",
     "delay",
     "message_update",
@@ -71,6 +69,7 @@ __all__ = [
     "server_error",
     "too_many_requests",
     "topic_closed_update",
+    "user_json",
 ]
 
 BOT_ID = 999000
@@ -158,72 +157,22 @@ _RESTRICTED_RIGHTS = (
 # What Telegram says of a restricted member: every permission, here all withheld but reading.
 _RESTRICTIONS: dict[str, Any] = {**dict.fromkeys(_RESTRICTED_RIGHTS, False), "until_date": 0}
 
-# Methods that only ever answer `true` here; the call record is what tests look at.
-_TRUE_METHODS = frozenset(
-    name.lower()
-    for name in (
-        "answerCallbackQuery",
-        "sendChatAction",
-        "setChatMenuButton",
-        "setMyDescription",
-        "setMyShortDescription",
-        "setMyName",
-        "pinChatMessage",
-        "unpinChatMessage",
-        "unpinAllChatMessages",
-        "leaveChat",
-        "close",
-        "logOut",
-    )
-)
-
-# Form and multipart bodies carry every value as a string (python-telegram-bot JSON-encodes
-# everything but strings). Telegram types each field by its declared type; the fake types
-# everything that parses as JSON except these string fields, which may look like numbers.
+# Form bodies carry every value as a string (python-telegram-bot JSON-encodes everything but
+# strings). Telegram types each field by its declared type; the fake types everything that
+# parses as JSON except these string fields of the methods it answers, which may look like
+# numbers.
 _STRING_KEYS = frozenset(
     {
         "text",
-        "caption",
-        "callback_query_id",
-        "inline_message_id",
-        "url",
         "parse_mode",
-        "description",
-        "short_description",
-        "name",
-        "title",
-        "query",
-        "secret_token",
+        "inline_message_id",
         "business_connection_id",
-        "language_code",
-        "emoji",
-        "question",
-        "explanation",
-        "custom_emoji_id",
-        "start_parameter",
-        "payload",
-        "next_offset",
         "message_effect_id",
-        "first_name",
-        "last_name",
-        "phone_number",
-        "vcard",
-        "address",
-        "invite_link",
-        "file_id",
-        "photo",
-        "document",
-        "sticker",
-        "animation",
-        "audio",
-        "voice",
-        "video",
-        "video_note",
-        "thumbnail",
-        "currency",
-        "provider_token",
-        "provider_data",
-        "error_message",
+        "callback_query_id",
+        "url",
+        "secret_token",
+        "ip_address",
+        "language_code",
     }
 )
 
@@ -320,15 +269,6 @@ def delay(seconds: float) -> Fault:
 
 
 @dataclass(frozen=True)
-class UploadedFile:
-    """A file part of a multipart request."""
-
-    filename: str
-    content_type: str
-    data: bytes
-
-
-@dataclass(frozen=True)
 class Call:
     """One request the fake received: ``at`` is from the fake's clock, on arrival."""
 
@@ -388,21 +328,33 @@ def _chat_key(value: Any) -> int | str | None:
     return text
 
 
-def _chat_json(chat_id: int) -> dict[str, Any]:
-    # Telegram's convention: users' private chats have positive ids, groups negative ones.
+def chat_json(chat_id: int, name: str | None = None) -> dict[str, Any]:
+    """A chat as Telegram describes it. Telegram's convention: users' private chats have
+    positive ids (and the user's name), groups negative ones (and a title)."""
     if chat_id > 0:
-        return {"id": chat_id, "type": "private", "first_name": f"User {chat_id}"}
-    return {"id": chat_id, "type": "supergroup", "title": f"Group {chat_id}"}
+        return {"id": chat_id, "type": "private", "first_name": name or f"User {chat_id}"}
+    return {"id": chat_id, "type": "supergroup", "title": name or f"Group {chat_id}"}
 
 
-def _user_json(user_id: int, first_name: str | None = None) -> dict[str, Any]:
+def user_json(
+    user_id: int, first_name: str | None = None, language_code: str | None = None
+) -> dict[str, Any]:
+    """A user as Telegram describes one; `language_code` is their Telegram app's language."""
     if user_id == BOT_ID:
         return dict(_BOT_USER)
-    return {"id": user_id, "is_bot": False, "first_name": first_name or f"User {user_id}"}
+    user: dict[str, Any] = {
+        "id": user_id,
+        "is_bot": False,
+        "first_name": first_name or f"User {user_id}",
+    }
+    if language_code is not None:
+        user["language_code"] = language_code
+    return user
 
 
 # ---------------------------------------------------------------------------------------------
 # Update builders: what Telegram would deliver to the bot (webhook body or getUpdates item).
+# The one place that spells an update: the tests, the benchmarks and the offline table use them.
 
 
 def _in_topic(message: dict[str, Any], thread: int | None) -> dict[str, Any]:
@@ -423,12 +375,16 @@ def message_update(
     update_id: int | None = None,
     message_id: int = 1,
     first_name: str | None = None,
-    date: int | None = None,
+    language_code: str | None = None,
+    chat_title: str | None = None,
+    date: float | None = None,
     sender_chat: int | None = None,
     thread: int | None = None,
 ) -> dict[str, Any]:
     """A text message from a user; "/cmd ..." gets the bot_command entity CommandHandler needs.
-    `thread`: sent in that forum topic.
+
+    A private chat bears its user's name; a group, `chat_title`. ``date`` is a Unix time
+    (the wall clock when not given). `thread`: sent in that forum topic.
 
     With `sender_chat`, the message is written as that chat, and `from` is the user Telegram
     puts there: the group itself for an anonymous administrator (GroupAnonymousBot), or a
@@ -436,15 +392,15 @@ def message_update(
     """
     message: dict[str, Any] = {
         "message_id": message_id,
-        "date": int(time.time()) if date is None else date,
-        "chat": _chat_json(chat_id),
-        "from": _user_json(user_id, first_name),
+        "date": int(time.time() if date is None else date),
+        "chat": chat_json(chat_id, first_name if chat_id == user_id else chat_title),
+        "from": user_json(user_id, first_name, language_code),
         "text": text,
     }
     if sender_chat is not None:
         anonymous = sender_chat == chat_id
         message["sender_chat"] = (
-            _chat_json(sender_chat)
+            chat_json(sender_chat, chat_title)
             if anonymous
             else {"id": sender_chat, "type": "channel", "title": f"Channel {sender_chat}"}
         )
@@ -467,26 +423,31 @@ def callback_update(
     *,
     update_id: int | None = None,
     callback_id: str | None = None,
-    message_text: str = "",
     first_name: str | None = None,
+    language_code: str | None = None,
+    chat_title: str | None = None,
+    date: float | None = None,
+    shown: StoredMessage | None = None,
     thread: int | None = None,
 ) -> dict[str, Any]:
     """A press on an inline button of the bot's message ``message_id`` in ``chat_id`` (in the
-    forum topic ``thread``, if given)."""
-    message = {
-        "message_id": message_id,
-        "date": int(time.time()),
-        "chat": _chat_json(chat_id),
-        "from": dict(_BOT_USER),
-        "text": message_text,
-    }
+    forum topic ``thread``, if given).
+
+    The query carries that message as Telegram does: as it reads now when ``shown`` is given
+    (its text and buttons), else with an empty text, dated ``date``.
+    """
+    chat_name = first_name if chat_id == user_id else chat_title
+    if shown is None:
+        shown = StoredMessage(
+            chat_id, message_id, int(time.time() if date is None else date), text=""
+        )
     update: dict[str, Any] = {
         "callback_query": {
             "id": callback_id or f"cb-{chat_id}-{message_id}-{user_id}-{time.monotonic_ns()}",
-            "from": _user_json(user_id, first_name),
+            "from": user_json(user_id, first_name, language_code),
             "chat_instance": str(chat_id),
             "data": data,
-            "message": _in_topic(message, thread),
+            "message": _in_topic(_message_json(shown, chat_name), thread),
         }
     }
     if update_id is not None:
@@ -495,14 +456,20 @@ def callback_update(
 
 
 def topic_closed_update(
-    chat_id: int, user_id: int, thread: int, *, update_id: int | None = None, message_id: int = 1
+    chat_id: int,
+    user_id: int,
+    thread: int,
+    *,
+    update_id: int | None = None,
+    message_id: int = 1,
+    date: float | None = None,
 ) -> dict[str, Any]:
     """The service message Telegram posts in a forum topic that was just closed."""
     message = {
         "message_id": message_id,
-        "date": int(time.time()),
-        "chat": _chat_json(chat_id),
-        "from": _user_json(user_id),
+        "date": int(time.time() if date is None else date),
+        "chat": chat_json(chat_id),
+        "from": user_json(user_id),
         "forum_topic_closed": {},
     }
     update: dict[str, Any] = {"message": _in_topic(message, thread)}
@@ -539,8 +506,8 @@ def my_chat_member_update(
 
     update: dict[str, Any] = {
         "my_chat_member": {
-            "chat": _chat_json(chat_id),
-            "from": _user_json(by),
+            "chat": chat_json(chat_id),
+            "from": user_json(by),
             "date": int(time.time()),
             "old_chat_member": member(old_status),
             "new_chat_member": member(status),
@@ -579,22 +546,6 @@ def _decode_params(content_type: str, body: bytes, query: str) -> dict[str, Any]
         raw.update(data)
     elif mime == "application/x-www-form-urlencoded":
         raw.update(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
-    elif mime == "multipart/form-data":
-        head = f"Content-Type: {content_type}\r\n\r\n".encode()
-        message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(head + body)
-        for part in message.walk():
-            if part.is_multipart():
-                continue
-            name = part.get_param("name", header="content-disposition")
-            if not isinstance(name, str):
-                continue
-            payload = part.get_payload(decode=True)
-            data_bytes = payload if isinstance(payload, bytes) else b""
-            filename = part.get_filename()
-            if filename is not None:
-                raw[name] = UploadedFile(filename, part.get_content_type(), data_bytes)
-            else:
-                raw[name] = data_bytes.decode("utf-8")
     return {k: _typed(k, v) if isinstance(v, str) else v for k, v in raw.items()}
 
 
@@ -637,7 +588,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _dispatch(self) -> None:
         body = self._read_body()
         url = urlsplit(self.path)
-        status, payload, content_type, wait = self.server.fake._serve(
+        status, payload, content_type, wait = self.server.fake.serve(
             url.path, url.query, self.headers.get("Content-Type", ""), body
         )
         if wait > 0 and self.server.fake._stopping.wait(wait):
@@ -745,8 +696,6 @@ class FakeTelegram:
         self._updates: list[dict[str, Any]] = []
         self._next_update_id = 1
         self._webhook: dict[str, Any] = {"url": ""}
-        self._commands: list[Any] = []
-        self._file_counter = 0
         self._connections: dict[Any, threading.Thread] = {}
         self._accepted = 0
         self._server: _Server | None = None
@@ -833,10 +782,6 @@ class FakeTelegram:
     def base_url(self) -> str:
         """For ``telegram.Bot(token, base_url=...)``, which appends the token, then /method."""
         return f"{self.url}/bot"
-
-    @property
-    def base_file_url(self) -> str:
-        return f"{self.url}/file/bot"
 
     @property
     def connections_accepted(self) -> int:
@@ -1030,10 +975,14 @@ class FakeTelegram:
 
     # -- serving -----------------------------------------------------------------------------
 
-    def _serve(
+    def serve(
         self, path: str, query: str, content_type: str, body: bytes
     ) -> tuple[int, bytes, str, float]:
-        """Answer one HTTP request: (status, body, content type, seconds to wait first)."""
+        """Answer one HTTP request: (status, body, content type, seconds to wait first).
+
+        The HTTP server calls it for each request it reads; a test may call it directly, to
+        answer a client in its own process without a socket.
+        """
         at = self._clock()
         match = _PATH.match(path)
         if match is None:
@@ -1067,12 +1016,9 @@ class FakeTelegram:
     def _answer(self, method: str, params: dict[str, Any], at: float) -> tuple[int, bytes]:
         handler = self._handlers().get(method.lower())
         try:
-            if handler is not None:
-                result = handler(params, at)
-            elif method.lower() in _TRUE_METHODS:
-                result = True
-            else:
+            if handler is None:
                 raise _ApiError(404, "Not Found")
+            result = handler(params, at)
         except _ApiError as exc:
             return _error_body(exc.code, exc.description)
         except _FloodError as exc:
@@ -1083,21 +1029,17 @@ class FakeTelegram:
     def _handlers(self) -> dict[str, Callable[[dict[str, Any], float], Any]]:
         return {
             "getme": lambda p, at: dict(_GET_ME),
+            # The call record is what tests look at.
+            "answercallbackquery": lambda p, at: True,
             "sendmessage": self._send_message,
-            "senddocument": self._send_file,
-            "sendphoto": self._send_file,
             "editmessagetext": self._edit_text,
             "editmessagereplymarkup": self._edit_markup,
-            "deletemessage": self._delete_message,
             "getchatmember": self._get_chat_member,
-            "getchatadministrators": self._get_chat_administrators,
             "getupdates": self._get_updates,
             "setwebhook": self._set_webhook,
             "deletewebhook": self._delete_webhook,
             "getwebhookinfo": self._get_webhook_info,
             "setmycommands": self._set_my_commands,
-            "deletemycommands": self._delete_my_commands,
-            "getmycommands": lambda p, at: list(self._commands),
         }
 
     # Each handler runs with the lock held and returns the "result" value.
@@ -1163,24 +1105,6 @@ class FakeTelegram:
         _set_entities(stored, text, params)
         return _message_json(stored)
 
-    def _send_file(self, params: dict[str, Any], at: float) -> dict[str, Any]:
-        chat_id = self._chat_id(params)
-        kind = "photo" if "photo" in params else "document"
-        upload = params.get(kind)
-        if upload is None:
-            raise _ApiError(400, f"Bad Request: there is no {kind} in the request")
-        self._file_counter += 1
-        file = {"file_id": f"file-{self._file_counter}", "file_unique_id": f"u{self._file_counter}"}
-        stored = self._store_new(chat_id, at, reply_markup=_inline_markup(params))
-        if kind == "photo":
-            stored.extra["photo"] = [{**file, "width": 1, "height": 1}]
-        else:
-            name = upload.filename if isinstance(upload, UploadedFile) else "file"
-            stored.extra["document"] = {**file, "file_name": name}
-        if isinstance(params.get("caption"), str):
-            stored.extra["caption"] = params["caption"]
-        return _message_json(stored)
-
     def _target(self, params: dict[str, Any]) -> StoredMessage | None:
         """The stored message an edit aims at; None for inline messages."""
         if params.get("inline_message_id"):
@@ -1224,15 +1148,8 @@ class FakeTelegram:
         stored.reply_markup, stored.edit_date = markup, int(time.time())
         return _message_json(stored)
 
-    def _delete_message(self, params: dict[str, Any], at: float) -> bool:
-        # Lenient on purpose: the bot may delete users' messages, which the fake never stored.
-        message_id = params.get("message_id")
-        if isinstance(message_id, int):
-            self._chats.get(self._chat_id(params), {}).pop(message_id, None)
-        return True
-
     def _member_json(self, chat_id: int, user_id: int) -> dict[str, Any]:
-        user = _user_json(user_id)
+        user = user_json(user_id)
         if (chat_id, user_id) in self.owners:
             return {"status": "creator", "user": user, "is_anonymous": False}
         if (chat_id, user_id) in self.admins:
@@ -1250,11 +1167,6 @@ class FakeTelegram:
         if not isinstance(user_id, int):
             raise _ApiError(400, "Bad Request: invalid user_id specified")
         return self._member_json(chat_id, user_id)
-
-    def _get_chat_administrators(self, params: dict[str, Any], at: float) -> list[dict[str, Any]]:
-        chat_id = self._chat_id(params)
-        users = sorted({u for c, u in list(self.owners) + list(self.admins) if c == chat_id})
-        return [self._member_json(chat_id, u) for u in users]
 
     def _get_updates(self, params: dict[str, Any], at: float) -> list[dict[str, Any]]:
         if self._webhook.get("url"):
@@ -1279,7 +1191,7 @@ class FakeTelegram:
         return [dict(u) for u in pending[: max(1, min(limit, 100))]]
 
     def _set_webhook(self, params: dict[str, Any], at: float) -> bool:
-        self._webhook = {k: v for k, v in params.items() if not isinstance(v, UploadedFile)}
+        self._webhook = dict(params)
         return True
 
     def _delete_webhook(self, params: dict[str, Any], at: float) -> bool:
@@ -1302,11 +1214,6 @@ class FakeTelegram:
         commands = params.get("commands")
         if not isinstance(commands, list):
             raise _ApiError(400, "Bad Request: can't parse commands JSON object")
-        self._commands = commands
-        return True
-
-    def _delete_my_commands(self, params: dict[str, Any], at: float) -> bool:
-        self._commands = []
         return True
 
 
@@ -1323,8 +1230,7 @@ def _matches(call: Call, method: str | None, chat_id: int | str | None) -> bool:
 
 
 def _is_send(method: str) -> bool:
-    name = method.lower()
-    return name.startswith("send") and name != "sendchataction"
+    return method.lower() == "sendmessage"
 
 
 def _checked_text(params: dict[str, Any]) -> str:
@@ -1374,11 +1280,11 @@ def _inline_markup(params: dict[str, Any]) -> dict[str, Any] | None:
     return markup
 
 
-def _message_json(stored: StoredMessage) -> dict[str, Any]:
+def _message_json(stored: StoredMessage, chat_name: str | None = None) -> dict[str, Any]:
     message: dict[str, Any] = {
         "message_id": stored.message_id,
         "date": stored.date,
-        "chat": _chat_json(stored.chat_id),
+        "chat": chat_json(stored.chat_id, chat_name),
         "from": dict(_BOT_USER),
     }
     if stored.text is not None:

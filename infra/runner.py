@@ -44,7 +44,6 @@ OFFLINE_TABLE = "menteur-offline"  # the terminal's: its fake group never mixes 
 TICK_SECONDS = 1.0  # the timer's sweep, in place of the one-minute scheduled rule
 POLL_TIMEOUT = 1  # seconds a getUpdates waits for an update: a tick comes after each poll
 RETRY_PAUSE = 2.0  # after a network error, or an update the handler asked to have again
-SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 BAD_TOKEN = "Telegram refused TELEGRAM_BOT_TOKEN: check it with @BotFather."
 LOGGER = logging.getLogger("menteur.local")
 
@@ -69,7 +68,7 @@ def webhook_event(update: Mapping[str, Any], secret: str, now: float) -> dict[st
             "content-length": str(len(body.encode())),
             "content-type": "application/json",
             "host": "localhost",
-            SECRET_HEADER.lower(): secret,
+            webhook.SECRET_HEADER: secret,
         },
         "requestContext": {
             "accountId": "000000000000",

@@ -44,7 +44,7 @@ from handlers.callbacks import BadCallback, Kind, Press, decode
 from handlers.config import Settings
 from handlers.store import Record
 from handlers.text import SUPPORTED
-from infra.fake_telegram import FakeTelegram, StoredMessage
+from infra.fake_telegram import FakeTelegram, StoredMessage, callback_update, message_update
 from infra.runner import (
     DATA_DIR,
     OFFLINE_TABLE,
@@ -315,15 +315,17 @@ class OfflineTable:
         message = shown.message
         query_id = str(next(self._ids))
         self._deliver(
-            {
-                "callback_query": {
-                    "id": query_id,
-                    "from": self._user(),
-                    "chat_instance": str(message.chat_id),
-                    "data": shown.data,
-                    "message": self._message_json(message),
-                }
-            }
+            callback_update(
+                message.chat_id,
+                PERSON,
+                message.message_id,
+                shown.data or "",
+                callback_id=query_id,
+                first_name=self.name,
+                language_code=self.lang,
+                chat_title=GROUP_TITLE,
+                shown=message,
+            )
         )
         # Telegram shows the answer (performed from the webhook reply) as a notice, or opens
         # the URL it carries.
@@ -337,17 +339,18 @@ class OfflineTable:
 
     def type(self, text: str, chat: int = GROUP) -> None:
         """Send a text message from you: into the group, or into your private chat."""
-        message: dict[str, Any] = {
-            "message_id": next(self._ids),
-            "date": int(self.clock()),
-            "chat": self._chat_json(chat),
-            "from": self._user(),
-            "text": text,
-        }
-        if text.startswith("/"):
-            length = len(text.split(maxsplit=1)[0])
-            message["entities"] = [{"type": "bot_command", "offset": 0, "length": length}]
-        self._deliver({"message": message})
+        self._deliver(
+            message_update(
+                chat,
+                PERSON,
+                text,
+                message_id=next(self._ids),
+                first_name=self.name,
+                language_code=self.lang,
+                chat_title=GROUP_TITLE,
+                date=self.clock(),
+            )
+        )
 
     def choose_language(self, lang: str) -> None:
         """/language in the group, then the button of `lang` in the bot's answer."""
@@ -551,32 +554,6 @@ class OfflineTable:
             help_line += " · n: a new game"
         lines.append(help_line)
         return "\n".join(lines)
-
-    # --- Telegram's JSON --------------------------------------------------------------------
-
-    def _user(self) -> dict[str, Any]:
-        return {"id": PERSON, "is_bot": False, "first_name": self.name, "language_code": self.lang}
-
-    def _chat_json(self, chat: int) -> dict[str, Any]:
-        if chat == GROUP:
-            return {"id": GROUP, "type": "supergroup", "title": GROUP_TITLE}
-        return {"id": chat, "type": "private", "first_name": self.name}
-
-    def _message_json(self, message: StoredMessage) -> dict[str, Any]:
-        """A bot message as Telegram puts it in a callback query: as it now reads."""
-        data: dict[str, Any] = {
-            "message_id": message.message_id,
-            "date": message.date,
-            "chat": self._chat_json(message.chat_id),
-            "from": dict(self._bot_user),
-        }
-        if message.text is not None:
-            data["text"] = message.text
-        if message.reply_markup is not None:
-            data["reply_markup"] = message.reply_markup
-        if message.edit_date is not None:
-            data["edit_date"] = message.edit_date
-        return data
 
     @staticmethod
     def _shown(key: str | None, button: dict[str, Any], message: StoredMessage) -> Shown:

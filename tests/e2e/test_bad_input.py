@@ -25,23 +25,22 @@ from handlers import callbacks
 from handlers.callbacks import Kind, Press
 from handlers.delivery import GROUP_SENDS_PER_MINUTE
 from handlers.text import t
+from handlers.webhook import SECRET_HEADER
 from infra.fake_telegram import bad_request, server_error, too_many_requests
-from tests.e2e.corpus import (
+from tests.support import GROUP, OTHER_GROUP, SECRET, Person, people
+from tests.support.bot import running_bot
+from tests.support.corpus import (
     ARABIC,
     CALLBACK_LIMIT,
-    OTHER_GROUP,
-    SECRET_HEADER,
     STRANGER,
     Scene,
-    answer_text,
     corpus,
-    event,
     games,
-    people,
     signature,
     texts,
 )
-from tests.e2e.harness import GROUP, SECRET, Person, running_bot
+from tests.support.screens import button
+from tests.support.updates import answer_text, event
 
 # --- a game in play, and the checks ----------------------------------------------------------
 
@@ -50,7 +49,7 @@ from tests.e2e.harness import GROUP, SECRET, Person, running_bot
 def game_in_play(lang: str = "en", seed: int = 11) -> Iterator[Scene]:
     """Three players, the game started, and one card played: a Liar! can be shouted."""
     with running_bot(seed=seed) as table:
-        scene = Scene(table, people(lang))
+        scene = Scene(table, people(3, lang))
         scene.start()
         mover = scene.awaited()
         scene.play(mover, {min(scene.hand(mover))})
@@ -115,7 +114,7 @@ def with_field(data: str, index: int, value: str) -> str:
 def test_a_forged_secret_gets_401_and_touches_nothing() -> None:
     with game_in_play() as scene:
         opener = scene.players[0]
-        stop = scene.table.update({"message": scene.table.message(opener, "/stop", GROUP)})
+        stop = scene.table.updates.message(opener, "/stop")
         forged: dict[str, tuple[str | None, str]] = {
             "missing": (None, SECRET_HEADER),
             "empty": ("", SECRET_HEADER),
@@ -147,8 +146,9 @@ def test_bodies_that_are_not_updates_get_200_and_change_nothing(
 ) -> None:
     with game_in_play() as scene:
         table, opener = scene.table, scene.players[0]
-        stop_message = table.message(opener, "/stop", GROUP)
-        stop = table.update({"message": stop_message})
+        say = table.updates.message
+        stop = say(opener, "/stop")
+        stop_message = stop["message"]
         text = json.dumps(stop)
         no_text = {k: v for k, v in stop_message.items() if k not in ("text", "entities")}
         cases: dict[str, dict[str, Any]] = {
@@ -224,10 +224,10 @@ def test_bodies_that_are_not_updates_get_200_and_change_nothing(
                 {"update_id": 87, "message": {**no_text, "sticker": {"file_id": "x"}}}
             ),
             "text that is not a command": event(
-                {"update_id": 88, "message": table.message(opener, "stop the game", GROUP)}
+                {"update_id": 88, "message": say(opener, "stop the game")["message"]}
             ),
             "a command for another bot": event(
-                {"update_id": 89, "message": table.message(opener, "/stop@other_bot", GROUP)}
+                {"update_id": 89, "message": say(opener, "/stop@other_bot")["message"]}
             ),
         }
         for name, ev in cases.items():
@@ -392,7 +392,7 @@ def test_refusals_around_a_final_play(lang: str) -> None:
         finisher = scene.by_id(game.ids[game.last.seat])
         third = next(p for p in scene.players if p not in (decider, finisher))
         final = table.group_message_with(Kind.STAND)
-        stand = table.button(final, Kind.STAND)
+        stand = button(final, Kind.STAND)
         assert stand is not None
         # Only the next player can let it stand; nobody can play on.
         for person in (finisher, third):
@@ -408,7 +408,7 @@ def test_refusals_around_a_final_play(lang: str) -> None:
         # The decider lets it stand: the game is over, and a late Liar! changes nothing.
         table.press(decider, GROUP, final.message_id, stand)
         assert table.game().phase is Phase.OVER
-        shout = table.button(final, Kind.SHOUT) or scene.shout_data()
+        shout = button(final, Kind.SHOUT) or scene.shout_data()
         refused(scene, third, GROUP, final.message_id, shout, "refusal_game_over")
 
 
@@ -489,7 +489,7 @@ def test_a_forged_toggle_shows_only_to_its_presser_and_cannot_be_played(lang: st
             awaited,
             awaited.id,
             message,
-            table.button(shown, Kind.PLAY) or "",
+            button(shown, Kind.PLAY) or "",
             "refusal_cards_not_in_hand",
         )
         assert table.shown_hand(awaited) == held, "the refusal redrew the true hand"
@@ -696,22 +696,11 @@ def refused_updates(scene: Scene) -> list[dict[str, Any]]:
     table_msg = scene.table_message_id()
 
     def press(person: Person, chat: int, message_id: int, data: str) -> dict[str, Any]:
-        query = {
-            "id": f"fuzz-{person.id}",
-            "from": table.user(person),
-            "chat_instance": "1",
-            "data": data,
-            "message": {
-                "message_id": message_id,
-                "date": 0,
-                "chat": {"id": chat, "type": "private" if chat > 0 else "supergroup"},
-                "text": "",
-            },
-        }
-        return {"update_id": 5000, "callback_query": query}
+        updates, query_id = table.updates, f"fuzz-{person.id}"
+        return updates.press(person, chat, message_id, data, update_id=5000, query_id=query_id)
 
     def say(person: Person, text: str, chat: int = GROUP) -> dict[str, Any]:
-        return {"update_id": 5000, "message": table.message(person, text, chat)}
+        return table.updates.message(person, text, chat, update_id=5000)
 
     not_held = min(set(range(52)) - scene.hand(awaited))
     return [

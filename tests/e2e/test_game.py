@@ -2,56 +2,14 @@
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from engine import Phase, card_name
 from engine.cards import rank_of
 from handlers.callbacks import Kind
-from tests.e2e.harness import GROUP, Person, Table, running_bot
-
-SUITS = re.compile(r"(?:10|[A2-9VDR])[♠♥♦♣]")
-
-
-def people(lang: str) -> list[Person]:
-    names = ("Ann", "Bob", "Chloé") if lang == "en" else ("أمل", "Bob", "خالد")
-    return [Person(101 + i, name, lang) for i, name in enumerate(names)]
-
-
-class Watcher:
-    """Checks after every step that each chat shows what it may, and nothing more."""
-
-    def __init__(self, table: Table, players: list[Person]) -> None:
-        self.table = table
-        self.players = players
-        self.revealed: set[str] = set()  # cards turned over by challenges: public from then on
-
-    def check(self) -> None:
-        game = self.table.game()
-        if game.phase in (Phase.PLAY, Phase.DECIDE):
-            for person in self.players:
-                # A private chat shows its owner's hand, exactly.
-                assert self.table.shown_hand(person) == self.table.hand(person), person.name
-        for call in self.table.tg.calls(chat_id=GROUP):
-            text = str(call.params.get("text", ""))
-            assert set(SUITS.findall(text)) <= self.revealed, f"a hand leaked: {text}"
-
-    def reveal(self, cards: set[int]) -> None:
-        self.revealed |= {card_name(c) for c in cards}
-
-
-def by_id(players: list[Person], player: int) -> Person:
-    return next(p for p in players if p.id == player)
-
-
-def open_and_start(table: Table, players: list[Person]) -> None:
-    table.say(players[0], "/newgame")
-    for person in players:
-        table.join(person)
-    assert table.game().ids == tuple(p.id for p in players)
-    table.press_button(players[0], table.group_message_with(Kind.START), Kind.START)
-    assert table.game().phase is Phase.PLAY
+from tests.support import GROUP, Person, by_id, people
+from tests.support.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
+from tests.support.screens import button, buttons
 
 
 def truthful_or_any(table: Table, person: Person, at_most: int = 4) -> set[int]:
@@ -61,34 +19,19 @@ def truthful_or_any(table: Table, person: Person, at_most: int = 4) -> set[int]:
     return true or set(sorted(hand)[:at_most])
 
 
-def play_to_a_final_play(table: Table, players: list[Person], watcher: Watcher) -> Person:
-    """Play four cards at a time (nobody shouts) until somebody empties their hand."""
-    for _ in range(60):
-        game = table.game()
-        if game.phase is Phase.DECIDE:
-            return by_id(players, game.ids[game.last.seat])  # type: ignore[union-attr]
-        person = by_id(players, game.awaited)  # type: ignore[arg-type]
-        hand = table.hand(person)
-        table.play(person, set(sorted(hand)[:4]))
-        watcher.check()
-    raise AssertionError("no final play")
-
-
 @pytest.mark.parametrize("lang", ["en", "ar"])
 def test_a_three_player_game_from_newgame_to_the_final_ranking(lang: str) -> None:
-    players = people(lang)
+    players = people(3, lang)
     with running_bot(seed=11) as table:
         if lang == "ar":
             # Before any game, the group's language is an administrator's to choose.
             table.tg.admins.add((GROUP, players[0].id))
             table.say(players[0], "/language")
             prompt = table.latest(GROUP)
-            language = table.button(prompt, Kind.LANGUAGE)
+            language = button(prompt, Kind.LANGUAGE)
             assert language is not None
             arabic = next(
-                b["callback_data"]
-                for b in table.buttons(prompt)
-                if b["callback_data"].endswith(".1")
+                b["callback_data"] for b in buttons(prompt) if b["callback_data"].endswith(".1")
             )
             table.press(players[0], GROUP, prompt.message_id, arabic)
             assert table.record().lang == "ar"
@@ -98,11 +41,11 @@ def test_a_three_player_game_from_newgame_to_the_final_ranking(lang: str) -> Non
 
         # A lie, exposed by the next player: the liar picks up.
         game = table.game()
-        liar = by_id(players, game.awaited)  # type: ignore[arg-type]
+        liar = by_id(players, game.awaited)
         expected = game.rank
         lie = {next(c for c in sorted(table.hand(liar)) if rank_of(c) != expected)}
         table.play(liar, lie)
-        accuser = by_id(players, table.game().awaited)  # type: ignore[arg-type]
+        accuser = by_id(players, table.game().awaited)
         before = len(table.hand(liar))
         table.press_button(accuser, table.group_message_with(Kind.SHOUT), Kind.SHOUT)
         watcher.reveal(lie)
@@ -115,7 +58,7 @@ def test_a_three_player_game_from_newgame_to_the_final_ranking(lang: str) -> Non
         # A true play, challenged from the group: the accuser picks up.
         for _ in range(20):
             game = table.game()
-            person = by_id(players, game.awaited)  # type: ignore[arg-type]
+            person = by_id(players, game.awaited)
             true = {c for c in table.hand(person) if rank_of(c) == game.rank}
             if true:
                 break
@@ -133,7 +76,7 @@ def test_a_three_player_game_from_newgame_to_the_final_ranking(lang: str) -> Non
 
         # Play on to a final play; the next player lets it stand by the button.
         finisher = play_to_a_final_play(table, players, watcher)
-        decider = by_id(players, table.game().awaited)  # type: ignore[arg-type]
+        decider = by_id(players, table.game().awaited)
         final = table.group_message_with(Kind.STAND)
         table.press_button(decider, final, Kind.STAND)
         game = table.game()
@@ -144,15 +87,15 @@ def test_a_three_player_game_from_newgame_to_the_final_ranking(lang: str) -> Non
         watcher.check()
         # Every private hand message lost its buttons; the group's buttons are gone too.
         for person in players:
-            assert table.button(table.hand_message(person), Kind.PLAY) is None
+            assert button(table.hand_message(person), Kind.PLAY) is None
         table_msg = table.record().table_msg
         assert table_msg is not None
         shown = table.tg.message(GROUP, table_msg)
-        assert shown is not None and table.button(shown, Kind.SHOUT) is None
+        assert shown is not None and button(shown, Kind.SHOUT) is None
 
 
 def test_a_final_play_left_alone_for_45_seconds_is_let_stand_by_the_table() -> None:
-    players = people("en")
+    players = people()
     with running_bot(seed=3) as table:
         watcher = Watcher(table, players)
         open_and_start(table, players)
@@ -180,14 +123,14 @@ def test_a_final_play_left_alone_for_45_seconds_is_let_stand_by_the_table() -> N
 def test_join_during_a_game_says_it_has_started_and_a_repeated_language_choice_writes_nothing() -> (
     None
 ):
-    players = people("en")
+    players = people()
     with running_bot(seed=3) as table:
         open_and_start(table, players)
         table.say(Person(999, "Late"), "/join")
         assert table.tg.messages_to(GROUP)[-1] == "The game has already started."
         table.say(players[0], "/language")
         prompt = table.latest(GROUP)
-        english = next(b["callback_data"] for b in table.buttons(prompt) if b["text"] == "English")
+        english = next(b["callback_data"] for b in buttons(prompt) if b["text"] == "English")
         version = table.record().version
         table.press(players[0], GROUP, prompt.message_id, english)
         assert table.record().version == version

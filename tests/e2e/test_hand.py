@@ -4,12 +4,13 @@ the bot may not write to the player, a button that opens the private chat and se
 from __future__ import annotations
 
 from handlers.text import t
-from tests.e2e.harness import GROUP, Person, running_bot
-from tests.e2e.test_game import by_id, open_and_start, people
+from tests.support import GROUP, Person, by_id, people
+from tests.support.bot import open_and_start, running_bot
+from tests.support.screens import buttons
 
 
 def test_hand_in_the_group_sends_the_hand_in_private_and_says_so_in_the_group() -> None:
-    ann, bob, chloe = people("en")
+    ann, bob, chloe = people(3, "en")
     bob = Person(bob.id, bob.name, "ar")  # the line is in the asker's language
     with running_bot(seed=3) as table:
         open_and_start(table, [ann, bob, chloe])
@@ -19,11 +20,11 @@ def test_hand_in_the_group_sends_the_hand_in_private_and_says_so_in_the_group() 
         assert table.shown_hand(bob) == table.hand(bob)
         said = table.latest(GROUP)
         assert said.text == t("ar", "hand_sent")
-        assert not table.buttons(said)
+        assert not buttons(said)
 
 
 def test_a_player_the_bot_cannot_write_to_gets_a_button_whose_start_sends_the_hand() -> None:
-    players = people("en")
+    players = people(3, "en")
     with running_bot(seed=3) as table:
         open_and_start(table, players)
         game = table.game()
@@ -31,7 +32,7 @@ def test_a_player_the_bot_cannot_write_to_gets_a_button_whose_start_sends_the_ha
         table.tg.block(blocked.id)
         # The next move that redraws their hand finds their private chat closed.
         for _ in range(len(players)):
-            mover = by_id(players, table.game().awaited)  # type: ignore[arg-type]
+            mover = by_id(players, table.game().awaited)
             table.play(mover, {min(table.hand(mover))})
             if blocked.id in table.record().unreachable:
                 break
@@ -40,7 +41,7 @@ def test_a_player_the_bot_cannot_write_to_gets_a_button_whose_start_sends_the_ha
         table.say(blocked, "/hand")
         offer = table.latest(GROUP)
         assert offer.text == t("en", "hand_blocked")
-        (button,) = table.buttons(offer)
+        (button,) = buttons(offer)
         url = button["url"]
         assert url.startswith("https://t.me/") and "?start=h" in url
         # Start in the private chat, with the link's payload: the hand arrives there.
@@ -50,7 +51,7 @@ def test_a_player_the_bot_cannot_write_to_gets_a_button_whose_start_sends_the_ha
 
 
 def test_a_hand_link_of_an_earlier_game_sends_nothing_but_a_reason() -> None:
-    players = people("en")
+    players = people(3, "en")
     with running_bot(seed=3) as table:
         open_and_start(table, players)
         record = table.record()

@@ -14,8 +14,9 @@ from handlers import logs
 from handlers.callbacks import Kind
 from handlers.store import Record
 from infra.fake_telegram import bad_request, server_error
-from tests.e2e.harness import GROUP, SECRET, TOKEN, Person, Table, running_bot
-from tests.e2e.test_game import Watcher, by_id, open_and_start, people, play_to_a_final_play
+from tests.support import GROUP, SECRET, TOKEN, Person, by_id, people
+from tests.support.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
+from tests.support.screens import button
 
 SECRETS = (TOKEN, TOKEN.partition(":")[2], SECRET)
 
@@ -64,7 +65,12 @@ def a_whole_game_with_failures(table: Table, players: list[Person]) -> None:
     table.tg.fail_next("editMessageText", error=bad_request(echo))
     table.tg.fail_next("sendMessage", error=server_error(502))
     finisher = play_to_a_final_play(table, players, watcher)
-    assert table.post(table.update({"message": {}}), secret="forged").get("statusCode") == 401
+    assert (
+        table.post({"update_id": table.updates.next_id(), "message": {}}, secret="forged").get(
+            "statusCode"
+        )
+        == 401
+    )
 
     # The store fails with the URL it was given in its error: the webhook logs the traceback.
     store = table.rt.store
@@ -78,9 +84,9 @@ def a_whole_game_with_failures(table: Table, players: list[Person]) -> None:
     store.load = load  # type: ignore[method-assign]
 
     game = table.game()
-    decider = by_id(players, game.awaited)  # type: ignore[arg-type]
+    decider = by_id(players, game.awaited)
     final = table.group_message_with(Kind.STAND)
-    stand = table.button(final, Kind.STAND)
+    stand = button(final, Kind.STAND)
     assert game.deadline is not None and stand is not None
     table.clock.advance(game.deadline - table.clock.now)
     table.tick()  # the timer lets the final play stand
@@ -92,7 +98,7 @@ def a_whole_game_with_failures(table: Table, players: list[Person]) -> None:
 
 @pytest.mark.parametrize("level", ["DEBUG", "INFO"])
 def test_no_record_holds_the_token_its_key_or_the_webhook_secret(level: str) -> None:
-    players = people("en")
+    players = people(3, "en")
     with everything_logged() as capture, running_bot(seed=3, log_level=level) as table:
         a_whole_game_with_failures(table, players)
     texts = list(capture.texts())

@@ -10,17 +10,17 @@ import pytest
 
 from engine import Phase
 from infra.fake_telegram import api_error, my_chat_member_update, too_many_requests
-from tests.e2e.harness import GROUP, running_bot
-from tests.e2e.test_topics import ANN, BOB, CHLOE, Forum
+from tests.support import GROUP
+from tests.support.bot import running_bot
+from tests.support.forum import ANN, BOB, CHLOE, Forum
+
+pytestmark = pytest.mark.usefixtures("ptb_timedelta")
 
 
-@pytest.fixture(autouse=True)
-def timedelta_retry_after(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PTB_TIMEDELTA", "true")
-
-
-def membership(status: str, **rights: bool) -> dict[str, Any]:
-    update = my_chat_member_update(GROUP, status, by=ANN.id, rights=rights)
+def membership(forum: Forum, status: str, **rights: bool) -> dict[str, Any]:
+    """The bot's membership in the forum changed; each call a new update, with an id of its own."""
+    ids = forum.table.updates
+    update = my_chat_member_update(GROUP, status, by=ANN.id, rights=rights, update_id=ids.next_id())
     update["my_chat_member"]["chat"]["is_forum"] = True
     return update
 
@@ -57,7 +57,7 @@ def test_every_game_of_a_group_the_bot_can_no_longer_write_to_ends_at_once(
         forum.play_one(second)
         assert forum.record(second).owed is not None
         calls = len(forum.tg.calls(chat_id=GROUP))
-        assert forum.post(membership(status, **rights))["statusCode"] == 200
+        assert forum.post(membership(forum, status, **rights))["statusCode"] == 200
         assert_all_ended(forum, [first, second, None])
         for person in (ANN, BOB, CHLOE):
             hands = [m.text for m in forum.tg.chat_messages(person.id)]
@@ -67,7 +67,7 @@ def test_every_game_of_a_group_the_bot_can_no_longer_write_to_ends_at_once(
         assert forum.tg.calls(chat_id=GROUP)[calls:] == [], "nothing is sent into the group"
         # Telegram delivering the update again changes nothing.
         versions = [forum.record(t).version for t in (first, second, None)]
-        forum.post(membership(status, **rights))
+        forum.post(membership(forum, status, **rights))
         assert [forum.record(t).version for t in (first, second, None)] == versions
 
 
@@ -83,7 +83,7 @@ def test_a_membership_change_that_leaves_the_bot_its_voice_changes_nothing(
         forum = Forum(table)
         forum.open(None, [ANN, BOB])
         version = forum.record(None).version
-        forum.post(membership(status, **rights))
+        forum.post(membership(forum, status, **rights))
         record = forum.record(None)
         assert record.version == version and record.game is not None
         assert record.game.phase is Phase.PLAY

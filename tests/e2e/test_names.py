@@ -21,7 +21,9 @@ from handlers.names import ROBOT
 from handlers.text import FSI, PDI, RLM, WORD_JOINER, t
 from infra.entities import KINDS, find_entities
 from infra.fake_telegram import blocked_by_user
-from tests.e2e.harness import GROUP, Person, Table, running_bot
+from tests.support import GROUP, Person, by_id
+from tests.support.bot import Table, running_bot
+from tests.support.screens import button
 
 # The issue's names, and more that Telegram would make tappable.
 ISSUE_NAMES = ["/forfeit", "/stop@yourbot", "@someone", "#tag", "$BTC", "example.com", "t.me/x"]
@@ -75,13 +77,9 @@ def visible(text: str) -> str:
 
 
 def new_game(table: Table, opener: Person, title: str) -> None:
-    message = table.message(opener, "/newgame", GROUP)
-    message["chat"]["title"] = title
-    table.post(table.update({"message": message}))
-
-
-def by_id(players: list[Person], player: int | None) -> Person:
-    return next(p for p in players if p.id == player)
+    update = table.updates.message(opener, "/newgame", GROUP)
+    update["message"]["chat"]["title"] = title
+    table.post(update)
 
 
 def press_table(table: Table, person: Person, kind: Kind) -> dict[str, Any]:
@@ -121,7 +119,7 @@ def play_to_the_end(table: Table, players: list[Person]) -> None:
                 continue
             first, second = armed[turn % (len(armed) - 1) :][:2]
             shout = table.group_message_with(Kind.SHOUT)
-            data = table.button(shout, Kind.SHOUT)
+            data = button(shout, Kind.SHOUT)
             assert data is not None
             table.press(first, GROUP, shout.message_id, data)
             table.press(second, GROUP, shout.message_id, data)  # "Too late: … shouted first."

@@ -19,8 +19,13 @@ from handlers import callbacks, delivery, telegram_io
 from handlers.callbacks import Kind
 from handlers.delivery import GROUP_SENDS_PER_MINUTE
 from infra.fake_telegram import StoredMessage, too_many_requests
-from tests.e2e.corpus import Scene, answer_text, people
-from tests.e2e.harness import GROUP, Table, running_bot
+from tests.support import GROUP, people
+from tests.support.bot import Table, running_bot
+from tests.support.corpus import Scene
+from tests.support.screens import button, buttons
+from tests.support.updates import answer_text
+
+pytestmark = pytest.mark.usefixtures("ptb_timedelta")
 
 
 class Sleeps(list[float]):
@@ -28,12 +33,6 @@ class Sleeps(list[float]):
 
     async def __call__(self, seconds: float) -> None:
         self.append(seconds)
-
-
-@pytest.fixture(autouse=True)
-def timedelta_retry_after(monkeypatch: pytest.MonkeyPatch) -> None:
-    """As deployed (template.yaml): PTB gives a 429's retry_after as a timedelta."""
-    monkeypatch.setenv("PTB_TIMEDELTA", "true")
 
 
 @pytest.fixture(autouse=True)
@@ -56,8 +55,8 @@ def started(seed: int = 11) -> Iterator[Scene]:
 def kinds(table: Table, message: StoredMessage | None) -> set[Kind]:
     assert message is not None
     found = set()
-    for button in table.buttons(message):
-        data = button.get("callback_data")
+    for shown in buttons(message):
+        data = shown.get("callback_data")
         if data:
             found.add(callbacks.decode(data).kind)
     return found
@@ -155,7 +154,7 @@ def test_command_replies_count_against_the_groups_minute_and_go_first() -> None:
 def test_a_refused_command_is_answered_once_however_often_telegram_delivers_it() -> None:
     with started() as scene:
         table = scene.table
-        stop = table.update({"message": table.message(scene.players[1], "/stop", GROUP)})
+        stop = table.updates.message(scene.players[1], "/stop", GROUP)
         sent = len(group_sends(table))
         for _ in range(3):
             table.post(stop)
@@ -233,7 +232,7 @@ def let_it_stand(scene: Scene) -> dict[str, Any]:
     assert record.final_msg is not None and record.game is not None
     final = table.tg.message(GROUP, record.final_msg)
     assert final is not None
-    data = table.button(final, Kind.STAND)
+    data = button(final, Kind.STAND)
     assert data is not None
     decider = scene.by_id(record.game.awaited)
     return scene.press_update(decider, GROUP, final.message_id, data)
@@ -289,7 +288,7 @@ def screens_converged(scene: Scene) -> bool:
         data = [b.data for row in drawn.buttons for b in row]
         if message is None or message.text != drawn.text:
             return False
-        if [b.get("callback_data") for b in table.buttons(message)] != data:
+        if [b.get("callback_data") for b in buttons(message)] != data:
             return False
     return True
 

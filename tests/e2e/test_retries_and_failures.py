@@ -28,8 +28,11 @@ from infra.fake_telegram import (
     server_error,
     too_many_requests,
 )
-from tests.e2e.corpus import Scene, answer_text, people
-from tests.e2e.harness import GROUP, TOKEN, Person, running_bot
+from tests.support import GROUP, TOKEN, Person, people
+from tests.support.bot import running_bot
+from tests.support.corpus import Scene
+from tests.support.screens import button, card_buttons
+from tests.support.updates import answer_text
 
 NEW_GROUP = -1005550001111  # the supergroup GROUP becomes
 
@@ -41,10 +44,7 @@ class Sleeps(list[float]):
         self.append(seconds)
 
 
-@pytest.fixture(autouse=True)
-def timedelta_retry_after(monkeypatch: pytest.MonkeyPatch) -> None:
-    """As deployed (template.yaml): PTB gives a 429's retry_after as a timedelta."""
-    monkeypatch.setenv("PTB_TIMEDELTA", "true")
+pytestmark = pytest.mark.usefixtures("ptb_timedelta")
 
 
 @pytest.fixture
@@ -133,8 +133,8 @@ def test_an_update_delivered_three_times_is_applied_once() -> None:
             assert table.post(play)["statusCode"] == 200
         assert len(scene.hand(person)) == held - 1
         assert version(scene) == start + 2
-        stop = table.update({"message": table.message(scene.players[0], "/stop", GROUP)})
-        newgame = table.update({"message": table.message(scene.players[0], "/newgame", GROUP)})
+        stop = table.updates.message(scene.players[0], "/stop")
+        newgame = table.updates.message(scene.players[0], "/newgame")
         first_game = table.record().game_id
         for _ in range(3):
             table.post(stop)
@@ -286,11 +286,11 @@ def _the_game_goes_on_in_the_supergroup(scene: Scene) -> None:
     card = min(c for c in range(52) if mask >> c & 1)
     message = table.tg.message(person.id, record.hand_msgs[person.id])
     assert message is not None
-    toggle = table.card_buttons(message)[card]["callback_data"]
+    toggle = card_buttons(message)[card]
     table.press(person, person.id, message.message_id, toggle)
     message = table.tg.message(person.id, record.hand_msgs[person.id])
     assert message is not None
-    play = table.button(message, Kind.PLAY)
+    play = button(message, Kind.PLAY)
     assert play is not None
     response = table.press(person, person.id, message.message_id, play)
     assert answer_text(response) is None, answer_text(response)
@@ -301,7 +301,7 @@ def _the_game_goes_on_in_the_supergroup(scene: Scene) -> None:
     assert scene.table_screen(NEW_GROUP) == scene.current_table(NEW_GROUP)
     shown = table.tg.message(NEW_GROUP, record.table_msg or 0)
     assert shown is not None
-    liar = table.button(shown, Kind.SHOUT)
+    liar = button(shown, Kind.SHOUT)
     assert liar is not None
     shouter = next(p for p in scene.players if p != person)
     response = table.press(shouter, NEW_GROUP, shown.message_id, liar)
@@ -316,11 +316,12 @@ def test_a_migration_update_moves_the_game_to_the_supergroup() -> None:
     with game_in_play() as scene:
         table = scene.table
         opener = scene.players[0]
-        service = table.message(opener, "", GROUP)
+        update = table.updates.message(opener, "")
+        service = update["message"]
         del service["text"]
         service["chat"]["type"] = "group"
         service["migrate_to_chat_id"] = NEW_GROUP
-        assert table.post(table.update({"message": service}))["statusCode"] == 200
+        assert table.post(update)["statusCode"] == 200
         _the_game_goes_on_in_the_supergroup(scene)
 
 
@@ -427,7 +428,7 @@ def test_a_store_failure_after_the_commit_still_gets_200(sleeps: Sleeps) -> None
     with game_in_play(sleep=sleeps) as scene:
         table, opener = scene.table, scene.players[0]
         table.say(opener, "/stop")
-        newgame = table.update({"message": table.message(opener, "/newgame", GROUP)})
+        newgame = table.updates.message(opener, "/newgame")
         start, game_id = version(scene), table.record().game_id
         # The first write is the move's; the second keeps the new table message's id, and fails.
         scene.client.fail("update_item", lambda real, kwargs: real(**kwargs))

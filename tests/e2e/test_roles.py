@@ -16,8 +16,11 @@ from handlers.app import ANONYMOUS_ADMIN
 from handlers.callbacks import Kind, Press
 from handlers.text import t
 from infra.fake_telegram import GROUP_ANONYMOUS_BOT, message_update
-from tests.e2e.corpus import CALLBACK_LIMIT, Scene, answer_text, games
-from tests.e2e.harness import GROUP, Person, Table, running_bot
+from tests.support import GROUP, Person
+from tests.support.bot import Table, running_bot
+from tests.support.corpus import CALLBACK_LIMIT, Scene, games
+from tests.support.screens import button, buttons
+from tests.support.updates import answer_text
 
 ANN = Person(101, "Ann")  # opens the game
 BOB = Person(102, "Bob")  # seated
@@ -55,10 +58,10 @@ def send_as(
 ) -> dict[str, Any]:
     """A group message written as a chat: the group itself (an anonymous administrator) or a
     channel, through the user Telegram puts in `from` for them."""
-    message = table.message(Person(user["id"], user["first_name"]), text, GROUP)
-    message["from"] = user
-    message["sender_chat"] = sender_chat
-    return table.post(table.update({"message": message}))
+    update = table.updates.message(Person(user["id"], user["first_name"]), text, GROUP)
+    update["message"]["from"] = user
+    update["message"]["sender_chat"] = sender_chat
+    return table.post(update)
 
 
 def as_chat(table: Table, text: str, chat: int) -> dict[str, Any]:
@@ -66,7 +69,7 @@ def as_chat(table: Table, text: str, chat: int) -> dict[str, Any]:
         GROUP,
         0,
         text,
-        update_id=next(table.update_ids),
+        update_id=table.updates.next_id(),
         date=int(table.clock.now),
         sender_chat=chat,
     )
@@ -151,7 +154,7 @@ def test_the_opener_or_an_admin_may_remove_a_computer_player_from_the_lobby() ->
         # The lobby's table offers a button per computer player left.
         shown = table.tg.message(GROUP, message)
         assert shown is not None
-        removals = [b for b in table.buttons(shown) if b["text"].startswith("Remove")]
+        removals = [b for b in buttons(shown) if b["text"].startswith("Remove")]
         assert [b["callback_data"] for b in removals] == [remove_data(scene, 1)]
 
 
@@ -177,7 +180,7 @@ def test_a_game_of_computer_players_alone_cannot_start() -> None:
         table.say(bob, "/leave")
         assert table.game().ids == (-1, -2)
         shown = table.tg.message(GROUP, table_message(scene))
-        assert shown is not None and table.button(shown, Kind.START) is None
+        assert shown is not None and button(shown, Kind.START) is None
         start = callbacks.encode(Press(Kind.START, GROUP, table.record().game_id))
         with nothing_changes(scene):
             response = table.press(ann, GROUP, table_message(scene), start)
@@ -189,10 +192,10 @@ def test_a_game_of_computer_players_alone_cannot_start() -> None:
 
 def language_button(table: Table, lang_index: int) -> tuple[int, str]:
     prompt = table.latest(GROUP)
-    for button in table.buttons(prompt):
-        press = callbacks.decode(button["callback_data"])
+    for shown in buttons(prompt):
+        press = callbacks.decode(shown["callback_data"])
         if press.kind is Kind.LANGUAGE and press.number == lang_index:
-            return prompt.message_id, str(button["callback_data"])
+            return prompt.message_id, str(shown["callback_data"])
     raise AssertionError("no language prompt")
 
 
@@ -296,12 +299,15 @@ def test_a_refused_command_is_answered_in_the_senders_language_or_else_the_group
         assert replies(table)[-1] == t("ar", "refusal_not_allowed")
         table.say(Person(eve.id, eve.name, "fr"), "/stop")  # a language the bot does not speak
         assert replies(table)[-1] == t("en", "refusal_not_allowed")
-        message = table.message(eve, "/stop", GROUP)
+        update = table.updates.message(eve, "/stop", GROUP)
+        message = update["message"]
         del message["from"]["language_code"]
-        table.post(table.update({"message": message}))
+        table.post(update)
         assert replies(table)[-1] == t(table.record().lang, "refusal_not_allowed")
         table.rt.store.save(_with_lang(table, "ar"))
-        table.post(table.update({"message": {**message, "message_id": 999}}))
+        table.post(
+            {"update_id": table.updates.next_id(), "message": {**message, "message_id": 999}}
+        )
         assert replies(table)[-1] == t("ar", "refusal_not_allowed")
 
 

@@ -13,8 +13,8 @@ from handlers.callbacks import Kind
 from handlers.config import Settings
 from handlers.runtime import Runtime, SqsTimers
 from handlers.store import MemoryStore
-from tests.e2e.harness import GROUP, Person, Table, running_bot
-from tests.e2e.test_game import Watcher, by_id, open_and_start, people, play_to_a_final_play
+from tests.support import GROUP, Person, by_id, people
+from tests.support.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
 
 
 def at_a_final_play(table: Table, players: list[Person]) -> tuple[Person, Person, float]:
@@ -22,11 +22,11 @@ def at_a_final_play(table: Table, players: list[Person]) -> tuple[Person, Person
     finisher = play_to_a_final_play(table, players, Watcher(table, players))
     game = table.game()
     assert game.deadline is not None
-    return finisher, by_id(players, game.awaited), game.deadline  # type: ignore[arg-type]
+    return finisher, by_id(players, game.awaited), game.deadline
 
 
 def test_a_shout_committed_before_the_deadline_wins_over_the_timer() -> None:
-    players = people("en")
+    players = people()
     with running_bot(seed=3) as table:
         finisher, decider, deadline = at_a_final_play(table, players)
         other = next(p for p in players if p not in (finisher, decider))
@@ -41,7 +41,7 @@ def test_a_shout_committed_before_the_deadline_wins_over_the_timer() -> None:
 
 
 def test_a_press_after_the_deadline_is_judged_as_let_stand() -> None:
-    players = people("en")
+    players = people()
     with running_bot(seed=3) as table:
         finisher, decider, deadline = at_a_final_play(table, players)
         table.clock.advance(deadline - table.clock.now + 5)  # the timer is late or lost
@@ -82,7 +82,7 @@ def test_the_sqs_client_is_made_for_the_first_timer_not_at_start_up(
 
 
 def test_the_timer_message_is_a_45_second_sqs_delay_and_fires_through_the_timer_lambda() -> None:
-    players = people("en")
+    players = people()
     with running_bot(seed=3) as table:
         sqs = boto3.client("sqs", region_name="us-east-1")
         queue = sqs.create_queue(QueueName="timers")["QueueUrl"]
@@ -147,7 +147,7 @@ def test_computer_players_move_after_their_delay_through_the_same_path() -> None
 
 
 def test_an_idle_game_ends_and_the_group_is_told() -> None:
-    players = people("en")
+    players = people()
     with running_bot(seed=3) as table:
         open_and_start(table, players)
         updated = table.game().updated
@@ -171,7 +171,7 @@ def test_a_timer_that_cannot_be_set_loses_nothing_of_the_committed_move(
 ) -> None:
     """SQS failing after the commit: the final play is still announced (not a 500, whose retry
     would be a duplicate sending nothing new), and the minute sweep ends it at the deadline."""
-    players = people("en")
+    players = people()
     with running_bot(seed=3) as table:
 
         class Failing:

@@ -5,108 +5,15 @@ or deleted while a game runs ends that game without a storm of retries."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from engine import Phase, cards_in
+from engine import Phase
 from handlers import callbacks
 from handlers.callbacks import Kind
-from handlers.store import Record
-from infra.fake_telegram import StoredMessage
-from tests.e2e.harness import GROUP, Person, Table, running_bot
-
-ANN, BOB, CHLOE = Person(101, "Ann"), Person(102, "Bob"), Person(103, "Chloé")
-
-
-class Forum:
-    """People in a forum supergroup, writing in its topics (None: the General topic)."""
-
-    def __init__(self, table: Table) -> None:
-        self.table = table
-        self.tg = table.tg
-
-    def post(self, update: dict[str, Any]) -> dict[str, Any]:
-        return self.table.post(self.table.update(update))
-
-    def say(self, person: Person, text: str, topic: int | None) -> dict[str, Any]:
-        message = self.table.message(person, text, GROUP)
-        message["chat"]["is_forum"] = True
-        if topic is not None:
-            message["message_thread_id"] = topic
-            message["is_topic_message"] = True
-        return self.post({"message": message})
-
-    def press(self, person: Person, message: StoredMessage, data: str) -> dict[str, Any]:
-        query: dict[str, Any] = {
-            "id": f"q{next(self.table.update_ids)}",
-            "from": self.table.user(person),
-            "chat_instance": str(message.chat_id),
-            "data": data,
-            "message": {
-                "message_id": message.message_id,
-                "date": int(self.table.clock.now),
-                "chat": {"id": message.chat_id, "type": "private"},
-                "text": message.text or "",
-            },
-        }
-        if message.chat_id < 0:
-            query["message"]["chat"] = {"id": GROUP, "type": "supergroup", "is_forum": True}
-            if message.thread is not None:
-                query["message"]["message_thread_id"] = message.thread
-                query["message"]["is_topic_message"] = True
-        return self.post({"callback_query": query})
-
-    def press_kind(self, person: Person, message: StoredMessage, kind: Kind) -> dict[str, Any]:
-        data = self.table.button(message, kind)
-        assert data is not None, f"no {kind.name} in {self.table.button_texts(message)}"
-        return self.press(person, message, data)
-
-    def record(self, topic: int | None) -> Record:
-        return self.table.rt.store.load(GROUP, topic)
-
-    def table_message(self, topic: int | None) -> StoredMessage:
-        record = self.record(topic)
-        assert record.table_msg is not None
-        message = self.tg.message(GROUP, record.table_msg)
-        assert message is not None
-        return message
-
-    def join(self, person: Person, topic: int | None) -> None:
-        self.press_kind(person, self.table_message(topic), Kind.JOIN)
-        url = self.tg.calls("answerCallbackQuery")[-1].params["url"]
-        self.table.say(person, "/start " + url.split("?start=")[1], chat=person.id)
-
-    def open(self, topic: int | None, people: list[Person]) -> None:
-        self.say(people[0], "/newgame", topic)
-        for person in people:
-            self.join(person, topic)
-        self.press_kind(people[0], self.table_message(topic), Kind.START)
-        game = self.record(topic).game
-        assert game is not None and game.phase is Phase.PLAY
-
-    def hand(self, person: Person, topic: int | None) -> StoredMessage:
-        message_id = self.record(topic).hand_msgs[person.id]
-        message = self.tg.message(person.id, message_id)
-        assert message is not None
-        return message
-
-    def play_one(self, topic: int | None) -> Person:
-        """The awaited player plays their lowest card from their private hand."""
-        game = self.record(topic).game
-        assert game is not None and game.awaited is not None
-        person = next(p for p in (ANN, BOB, CHLOE) if p.id == game.awaited)
-        card = min(cards_in(game.hands[game.ids.index(person.id)]))
-        hand = self.hand(person, topic)
-        toggle = next(
-            b["callback_data"]
-            for b in self.table.buttons(hand)
-            if b.get("callback_data") and callbacks.decode(b["callback_data"]).cards == 1 << card
-        )
-        self.press(person, hand, toggle)
-        self.press_kind(person, self.hand(person, topic), Kind.PLAY)
-        return person
-
-    def group_sends(self) -> list[dict[str, Any]]:
-        return [c.params for c in self.tg.calls("sendMessage", chat_id=GROUP)]
+from infra.fake_telegram import topic_closed_update
+from tests.support import GROUP
+from tests.support.bot import running_bot
+from tests.support.forum import ANN, BOB, CHLOE, Forum
+from tests.support.screens import button
 
 
 def test_each_topic_has_its_game_and_every_message_of_a_game_goes_to_its_topic() -> None:
@@ -161,7 +68,7 @@ def test_a_button_from_one_topic_cannot_act_on_another_topics_game() -> None:
         forum.open(first, [ANN, BOB])
         forum.say(CHLOE, "/newgame", second)
         message = forum.table_message(second)
-        join = forum.table.button(message, Kind.JOIN)
+        join = button(message, Kind.JOIN)
         assert join is not None
         forged = callbacks.encode(
             callbacks.Press(Kind.JOIN, GROUP, callbacks.decode(join).game, topic=first)
@@ -207,10 +114,10 @@ def test_a_topic_closed_while_a_game_runs_ends_that_game_only() -> None:
         forum.play_one(closed)
         forum.tg.close_topic(GROUP, closed)
         sends = len(forum.group_sends())
-        service = table.message(ANN, "", GROUP)
-        del service["text"]
-        service.update(message_thread_id=closed, is_topic_message=True, forum_topic_closed={})
-        assert forum.post({"message": service})["statusCode"] == 200
+        service = topic_closed_update(
+            GROUP, ANN.id, closed, update_id=table.updates.next_id(), date=table.clock.now
+        )
+        assert forum.post(service)["statusCode"] == 200
         ended = forum.record(closed)
         assert ended.game is not None and ended.game.phase is Phase.OVER
         assert ended.game.winner is None and ended.due is None, "no winner; nothing for the timer"

@@ -62,7 +62,10 @@ IGNORED = shutil.ignore_patterns(
 # Pinned from .venv, except the installers: the build backend comes from pyproject's
 # build-system requirement, not from whatever setuptools the environment happens to have.
 UNPINNED = {"pip", "setuptools", "wheel", "menteur-bot"}
-DEV_ONLY = ("yaml", "_yaml", "moto", "pytest", "_pytest", "hypothesis", "mypy", "cfnlint", "ruff")
+DEV_ONLY = (
+    *("yaml", "_yaml", "moto", "pytest", "_pytest", "xdist", "hypothesis", "mypy", "cfnlint"),
+    "ruff",
+)
 
 # Runs in the artifact-only interpreter: `python -I -S -c PROBE ARTIFACT`.
 PROBE = r"""

@@ -22,13 +22,14 @@ from engine import Game, Phase
 from handlers.callbacks import Kind
 from handlers.config import Settings
 from handlers.store import DynamoStore
-from infra.fake_telegram import FakeTelegram, callback_update, message_update
+from infra.fake_telegram import FakeTelegram
 from infra.runner import OFFLINE_TABLE, LocalBot, Poller
 from infra.terminal import ACTION_KEYS, GROUP, PERSON, OfflineTable, plain_text
-from tests.e2e.harness import Clock
+from tests.support import Clock, Person
+from tests.support.updates import Updates
 
 ROOT = Path(__file__).resolve().parents[2]
-T0 = 1_764_400_000.0
+ANN = Person(7, "Ann")
 
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None, reason="Node.js (`node`) is not on PATH: dynalite cannot run"
@@ -84,9 +85,8 @@ def group_texts(table: OfflineTable) -> list[str]:
 
 
 def test_an_offline_game_by_keys_survives_a_restart_and_ends_in_the_final_ranking(
-    tmp_path: Path,
+    tmp_path: Path, clock: Clock
 ) -> None:
-    clock = Clock()
     data = tmp_path / "dynalite"
     with offline(data, clock, players=4, seed=5) as table:
         screen = table.screen()
@@ -127,9 +127,8 @@ def test_an_offline_game_by_keys_survives_a_restart_and_ends_in_the_final_rankin
 
 
 def test_a_final_play_nobody_decides_is_let_stand_by_the_timer_at_45_seconds(
-    tmp_path: Path,
+    tmp_path: Path, clock: Clock
 ) -> None:
-    clock = Clock()
     with offline(tmp_path / "dynalite", clock, players=2, seed=3, lang="en") as table:
         for _ in range(3):  # until a computer's final play waits for the person's decision
             play(table, lambda game: deciding(game) or over(game), stand=False)
@@ -165,7 +164,8 @@ def test_long_polling_hands_each_update_to_the_webhook_handler_and_performs_its_
             assert poller.start() == "https://example.org/webhook"
             assert tg.webhook_url == ""
 
-            tg.push_update(message_update(GROUP, 7, "/newgame", update_id=41))
+            updates = Updates(first=41)
+            tg.push_update(updates.message(ANN, "/newgame", GROUP))
             assert poller.poll_once(0) == 1
             (table,) = tg.chat_messages(GROUP)
             join = next(
@@ -176,7 +176,7 @@ def test_long_polling_hands_each_update_to_the_webhook_handler_and_performs_its_
             )
 
             # A press: the handler's webhook reply (the join link) is performed on Telegram.
-            press = callback_update(GROUP, 7, table.message_id, join, update_id=42)
+            press = updates.press(ANN, GROUP, table.message_id, join)
             tg.push_update(press)
             assert poller.poll_once(0) == 1
             (answer,) = tg.calls("answerCallbackQuery")
@@ -277,7 +277,7 @@ def test_with_a_token_the_runner_polls_telegram_until_ctrl_c(tmp_path: Path) -> 
         }
         with runner(["--data", str(tmp_path / "dynalite")], env) as (process, output):
             wait_for(lambda: "is running" in "".join(output))
-            tg.push_update(message_update(-100555, 7, "/newgame"))
+            tg.push_update(Updates().message(ANN, "/newgame", -100555))
             wait_for(lambda: bool(tg.chat_messages(-100555)))
             assert "Join" in str(tg.chat_messages(-100555)[0].reply_markup)
             ctrl_c(process, output)

@@ -45,17 +45,15 @@ from engine import (
 from engine.cards import rank_of
 from handlers import callbacks, delivery, render, timer
 from handlers.callbacks import Kind
-from tests.integration.stack import (
-    GROUP,
+from tests.support import GROUP, Person, people
+from tests.support.screens import button
+from tests.support.stack import (
     Container,
     Outcomes,
-    Person,
     Reply,
     Stack,
-    button,
     held,
     open_game,
-    people,
     play_update,
     select,
 )
@@ -475,7 +473,7 @@ def test_an_update_delivered_three_times_at_once_is_applied_once(
     # A command whose every repetition would be legal: only the update id can stop it.
     lobby_chat = GROUP - 4
     ann = people(1)[0]
-    trio[0].post(stack.updates.command(ann, "/newgame", lobby_chat))
+    trio[0].post(stack.updates.message(ann, "/newgame", lobby_chat))
     lobby = prepare(stack, trio[0], lobby_chat)
     # And a press of Play.
     prep = after_a_play
@@ -486,7 +484,7 @@ def test_an_update_delivered_three_times_at_once_is_applied_once(
         forced = k % 4 < 2
         if k % 2 == 0:
             lobby.restore(stack, trio)
-            update = stack.updates.command(ann, "/addbot", lobby_chat)
+            update = stack.updates.message(ann, "/addbot", lobby_chat)
             chat, before = lobby_chat, lobby
         else:
             prep.restore(stack, trio)
@@ -527,7 +525,7 @@ def crash_after_write(stack: Stack, update: dict[str, Any], now: float) -> None:
         [
             sys.executable,
             "-m",
-            "tests.integration.stack",
+            "tests.support.stack",
             "crash-after-write",
             json.dumps(config),
             json.dumps(update),

@@ -7,23 +7,29 @@ drew: card toggles then Play in the private hand, Liar! and Let it stand on the 
 final play's message). The store is the in-memory `MemoryStore` (same conditional semantics as
 DynamoDB; the games run one update at a time, so no race is at stake here: test_races.py runs
 those on dynalite). Nobody waits for the wall clock: the containers' clock is set by the test.
+The bot reaches the fake Telegram in process (`Stack(sockets=False)`): a game makes a few
+thousand Bot API requests, and over loopback HTTP the sockets and the server's threads cost as
+much CPU as the bot itself; every other test of the bot goes over real HTTP.
 
-The games are spread over two worker processes (this machine has two cores). Each Telegram
-request costs about a millisecond of Python on each side of the fake, and a game through the bot
-takes about 1.5 s of CPU: the 200 games take about three minutes here, and the 10,000 games
-through the engine alone about a minute. They are the suite's longest file on purpose: these
-are the sizes the proof asks for. `MENTEUR_STACK_GAMES` and `MENTEUR_ENGINE_GAMES` set smaller
-runs while working on the code (never in CI).
+The games are dealt out in shares, each a test of its own (`slow`), which pytest-xdist hands to
+whichever worker is free: 20 shares of 10 games through the bot (about 5 s of CPU each), 40 of
+250 games through the engine (about 2 s each). Seeds go round the shares, so each share has
+every table size from 2 to 8; in each share, the first game's deciders always leave a final
+play to the timer, so every share also ends a game at the 45th second. These are the suite's
+longest tests on purpose: these are the sizes the proof asks for. `MENTEUR_STACK_GAMES` and
+`MENTEUR_ENGINE_GAMES` set smaller runs while working on the code (never in CI), and
+`-m "not slow"` leaves them out.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import random
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+
+import pytest
 
 from engine import (
     Game,
@@ -43,23 +49,15 @@ from handlers import callbacks, timer
 from handlers.callbacks import Kind
 from handlers.delivery import GROUP_SENDS_PER_MINUTE
 from infra.fake_telegram import StoredMessage
-from tests.integration.stack import (
-    GROUP,
-    Container,
-    Person,
-    Stack,
-    button,
-    held,
-    open_game,
-    people,
-    select,
-    shown_cards,
-)
+from tests.support import GROUP, Person, people
+from tests.support.screens import button, shown_cards
+from tests.support.stack import Container, Stack, held, open_game, select
 from tests.unit.test_properties import check_invariants, play_out
 
 STACK_GAMES = int(os.environ.get("MENTEUR_STACK_GAMES", "200"))
 ENGINE_GAMES = int(os.environ.get("MENTEUR_ENGINE_GAMES", "10000"))
-WORKERS = 2
+STACK_SHARES = 20
+ENGINE_SHARES = 40
 IDLE_DECIDER = 0.25  # how often the decider of a final play lets the 45 seconds run out
 BIDI = str.maketrans("", "", "\u2068\u2069\u200f")
 RANKING_ROW = re.compile(r"^\d+\. (.+?) · ")
@@ -91,8 +89,18 @@ class Tally:
 class Table:
     """One game in one group chat, played by people who press what the bot shows them."""
 
-    def __init__(self, stack: Stack, c: Container, chat: int, players: list[Person], seed: int):
+    def __init__(
+        self,
+        stack: Stack,
+        c: Container,
+        chat: int,
+        players: list[Person],
+        seed: int,
+        *,
+        wait_out_final_plays: bool = False,
+    ):
         self.stack, self.c, self.chat = stack, c, chat
+        self.wait_out = wait_out_final_plays  # nobody answers a final play: the timer does
         self.players = {p.id: p for p in players}
         self.rng = random.Random(seed)
         self.tally = Tally(games=1)
@@ -120,7 +128,10 @@ class Table:
             idle = game.awaited if game.phase is Phase.DECIDE else None
             if self.rng.random() >= IDLE_DECIDER:
                 idle = None
-            move = self.choose(game, now, idle)
+            if self.wait_out and game.phase is Phase.DECIDE:
+                move = None
+            else:
+                move = self.choose(game, now, idle)
             game = self.let_the_timer_fire(game) if move is None else self.press(game, move, now)
             self.c.clock.advance(self.rng.choice((0.5, 1.0, 2.0, 3.0)))
 
@@ -204,32 +215,34 @@ class Table:
 
 
 def play_through_the_bot(seeds: list[int]) -> Tally:
-    """Whole games, one after the other, one per group chat; runs in a worker process."""
+    """Whole games, one after the other, one per group chat; in the first, every final play is
+    left to the timer."""
     tally = Tally()
-    with Stack(memory=True) as stack:
+    with Stack(memory=True, sockets=False) as stack:
         c = stack.container(seed=seeds[0] if seeds else 0)
         for seed in seeds:
-            table = Table(stack, c, GROUP - seed, people(2 + seed % 7), seed)
+            wait_out = seed == seeds[0]
+            table = Table(
+                stack, c, GROUP - seed, people(2 + seed % 7), seed, wait_out_final_plays=wait_out
+            )
             table.check_the_end(table.play())
             tally.add(table.tally)
     return tally
 
 
-def test_whole_games_through_the_webhook_handler_keep_the_invariants() -> None:
-    seeds = list(range(STACK_GAMES))
-    shares = [seeds[w::WORKERS] for w in range(WORKERS)]
-    # Fresh interpreters, not forks of this one (which holds threads and sockets).
-    with multiprocessing.get_context("spawn").Pool(WORKERS) as pool:
-        tallies = pool.map(play_through_the_bot, shares)
-    total = Tally()
-    for tally in tallies:
-        total.add(tally)
-    assert total.games == STACK_GAMES
-    assert set(total.players) == set(range(2, 2 + min(7, STACK_GAMES)))
+@pytest.mark.slow
+@pytest.mark.parametrize("share", range(STACK_SHARES), ids=lambda k: f"seeds{k}mod{STACK_SHARES}")
+def test_whole_games_through_the_webhook_handler_keep_the_invariants(share: int) -> None:
+    seeds = list(range(STACK_GAMES))[share::STACK_SHARES]
+    tally = play_through_the_bot(seeds)
+    assert tally.games == len(seeds)
+    assert set(tally.players) == {2 + seed % 7 for seed in seeds}
     # Every kind of press was made, and the timer let final plays stand.
-    if STACK_GAMES >= 50:
-        assert min(total.moves[k] for k in ("Play", "Shout", "LetItStand")) > 0
-        assert total.timeouts > 0
+    if len(seeds) >= 10:
+        assert set(tally.players) == set(range(2, 9))
+        assert min(tally.moves[k] for k in ("Play", "Shout", "LetItStand")) > 0
+    if seeds:
+        assert tally.timeouts > 0
 
 
 def play_engine_games(seeds: list[int]) -> int:
@@ -242,8 +255,8 @@ def play_engine_games(seeds: list[int]) -> int:
     return len(seeds)
 
 
-def test_engine_games_keep_the_invariants_and_end_with_one_winner() -> None:
-    seeds = list(range(ENGINE_GAMES))
-    with multiprocessing.get_context("spawn").Pool(WORKERS) as pool:
-        played = pool.map(play_engine_games, [seeds[w::WORKERS] for w in range(WORKERS)])
-    assert sum(played) == ENGINE_GAMES
+@pytest.mark.slow
+@pytest.mark.parametrize("share", range(ENGINE_SHARES), ids=lambda k: f"seeds{k}mod{ENGINE_SHARES}")
+def test_engine_games_keep_the_invariants_and_end_with_one_winner(share: int) -> None:
+    seeds = list(range(ENGINE_GAMES))[share::ENGINE_SHARES]
+    assert play_engine_games(seeds) == len(seeds)

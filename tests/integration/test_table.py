@@ -8,7 +8,6 @@ import re
 import shutil
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import boto3
@@ -35,26 +34,6 @@ SECRET_PARAMETERS = ("BotTokenParameterName", "WebhookSecretParameterName")
 needs_node = pytest.mark.skipif(
     shutil.which("node") is None, reason="Node.js (`node`) is not on PATH: dynalite cannot run"
 )
-
-
-@pytest.fixture
-def aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Dummy credentials and no profile, config or custom endpoint: nothing can reach AWS."""
-    for name in (
-        "AWS_PROFILE",
-        "AWS_DEFAULT_PROFILE",
-        "AWS_ENDPOINT_URL",
-        "AWS_ENDPOINT_URL_DYNAMODB",
-        "AWS_ENDPOINT_URL_SQS",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_SESSION_TOKEN", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
 
 
 @pytest.fixture

@@ -6,9 +6,8 @@ keep-alive connections are reused between calls as in production.
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -40,13 +39,10 @@ from infra.fake_telegram import (
     server_error,
     too_many_requests,
 )
+from tests.support import GROUP, TOKEN, Run
 
-TOKEN = "123:ABC"
-GROUP = -1001234567890
 ALICE = 4242
 BOB = 4343
-
-Run = Callable[[Coroutine[Any, Any, Any]], Any]
 
 
 class FakeSleep:
@@ -59,23 +55,7 @@ class FakeSleep:
         self.waits.append(seconds)
 
 
-@pytest.fixture(autouse=True)
-def timedelta_periods(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Opt in to PTB v23's timedelta periods: PTB 22 warns whenever it builds a RetryAfter."""
-    monkeypatch.setenv("PTB_TIMEDELTA", "true")
-
-
-@pytest.fixture
-def tg() -> Iterator[FakeTelegram]:
-    with FakeTelegram() as fake:
-        yield fake
-
-
-@pytest.fixture
-def run() -> Iterator[Run]:
-    loop = asyncio.new_event_loop()
-    yield loop.run_until_complete
-    loop.close()
+pytestmark = pytest.mark.usefixtures("ptb_timedelta")
 
 
 @pytest.fixture
@@ -139,7 +119,7 @@ def test_requests_arrive_with_their_params_and_keyboards(
     assert "reply_markup" not in private_call.params
 
     done = send(
-        Answer("cb-1", text="Joined", url="https://t.me/x?start=g1", alert=True),
+        Answer("cb-1", text="Joined", url="https://t.me/x?start=g1"),
         Edit(GROUP, 1, Screen("Game 1: started")),  # no buttons: the keyboard goes
         EditButtons(ALICE, 1, ((Button("A♠", "t.1"),),)),
     )
@@ -150,7 +130,6 @@ def test_requests_arrive_with_their_params_and_keyboards(
         "callback_query_id": "cb-1",
         "text": "Joined",
         "url": "https://t.me/x?start=g1",
-        "show_alert": True,
     }
     [edit] = tg.calls("editMessageText")
     assert edit.params == {
@@ -459,26 +438,28 @@ def test_webhook_reply_shape() -> None:
         "method": "answerCallbackQuery",
         "callback_query_id": "cb-9",
     }
-    assert webhook_reply(
-        Answer("cb-9", text="Not your turn", url="https://t.me/b", alert=True)
-    ) == {
+    assert webhook_reply(Answer("cb-9", text="Not your turn", url="https://t.me/b")) == {
         "method": "answerCallbackQuery",
         "callback_query_id": "cb-9",
         "text": "Not your turn",
         "url": "https://t.me/b",
-        "show_alert": True,
     }
 
 
 def test_perform_reply_makes_the_call_the_webhook_reply_describes(
     tg: FakeTelegram, bot: telegram.Bot, run: Run
 ) -> None:
-    run(perform_reply(bot, webhook_reply(Answer("cb-7", text="Joined", alert=True))))
+    run(perform_reply(bot, webhook_reply(Answer("cb-7", text="Joined"))))
     [call] = tg.calls("answerCallbackQuery")
-    assert call.params == {"callback_query_id": "cb-7", "text": "Joined", "show_alert": True}
+    assert call.params == {"callback_query_id": "cb-7", "text": "Joined"}
 
     tg.fail_next("answerCallbackQuery", error=bad_request("query is too old"))
     run(perform_reply(bot, webhook_reply(Answer("cb-8"))))  # logged, not raised
+
+    # Any other body is not one of this bot's webhook replies: a bug, said loudly.
+    with pytest.raises(ValueError, match="sendMessage"):
+        run(perform_reply(bot, {"method": "sendMessage", "chat_id": GROUP, "text": "hi"}))
+    assert len(tg.calls()) == 2
 
 
 def test_is_admin(tg: FakeTelegram, bot: telegram.Bot, run: Run) -> None:

@@ -63,12 +63,6 @@ def environment(monkeypatch: pytest.MonkeyPatch, tg: FakeTelegram) -> None:
 
 
 @pytest.fixture
-def tg() -> Iterator[FakeTelegram]:
-    with FakeTelegram() as fake:
-        yield fake
-
-
-@pytest.fixture
 def ssm() -> Iterator[Any]:
     with mock_aws():
         client = boto3.client("ssm", region_name=REGION)

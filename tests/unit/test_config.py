@@ -4,7 +4,6 @@ webhook secret check."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import boto3
@@ -18,20 +17,6 @@ TOKEN = "123456:AAH-very-secret-token"
 SECRET = "webhook-s3cret-value"
 TOKEN_PARAMETER = "/menteur/telegram-bot-token"
 SECRET_PARAMETER = "/menteur/telegram-webhook-secret"
-
-
-@pytest.fixture
-def aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Dummy credentials and no profile, config or endpoint: nothing can reach AWS."""
-    for name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SSM"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_SESSION_TOKEN", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
 
 
 @pytest.fixture

@@ -49,8 +49,9 @@ from handlers import moments, names, render, text
 from handlers.callbacks import MAX_BYTES, NO_RANK, Kind, Place, Press, decode
 from handlers.screens import Screen
 from handlers.text import FSI, PDI, RLM, SUPPORTED, isolate, language_of, t, tn
-from tests.unit.tables import T0, cards
-from tests.unit.tables import table as dealt
+from tests.support import T0
+from tests.support.games import cards
+from tests.support.games import table as dealt
 
 CHAT = -1001234567890  # a supergroup's id: the longest kind there is
 GAME_ID = 41

@@ -37,7 +37,8 @@ from engine import (
 )
 from engine import events as ev
 from engine.cards import FULL_DECK, RANKS, SUITS, is_lie
-from tests.unit.tables import T0, cards, table
+from tests.support import T0
+from tests.support.games import cards, table
 
 
 def lobby(players: int, now: float = T0) -> Game:

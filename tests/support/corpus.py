@@ -20,54 +20,19 @@ from typing import Any
 
 from engine import Game, Phase, card_name, mask_of
 from engine.cards import rank_of
-from handlers import callbacks, render, webhook
+from handlers import callbacks, render
 from handlers.callbacks import Kind, Press
 from handlers.store import DynamoStore
 from handlers.text import t
-from tests.e2e.harness import GROUP, SECRET, TOKEN, Person, Table
+from handlers.webhook import SECRET_HEADER
+from tests.support import GROUP, OTHER_GROUP, SECRET, TOKEN, Person
+from tests.support.bot import Table
+from tests.support.screens import buttons, cards_in_text
+from tests.support.updates import Updates, event
 
-SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
-OTHER_GROUP = -1009876543210
 STRANGER = Person(555, "Eve")
-CARD = re.compile(r"(?:10|[A2-9VDR])[♠♥♦♣]")
 ARABIC = re.compile(r"[\u0600-\u06ff]")
 CALLBACK_LIMIT = 200  # characters in a callback answer
-
-
-def people(lang: str = "en") -> list[Person]:
-    names = ("Ann", "Bob", "Chloé") if lang == "en" else ("أمل", "Bob", "خالد")
-    return [Person(101 + i, name, lang) for i, name in enumerate(names)]
-
-
-def event(
-    body: Any,
-    *,
-    secret: str | None = SECRET,
-    header: str = SECRET_HEADER,
-    b64: Any = False,
-    raw: bool = False,
-) -> dict[str, Any]:
-    """A Lambda HTTP event: `body` as JSON unless `raw` (then it is sent as it is)."""
-    headers = {"Content-Type": "application/json"}
-    if secret is not None:
-        headers[header] = secret
-    text = body if raw else json.dumps(body, ensure_ascii=False)
-    return {"headers": headers, "body": text, "isBase64Encoded": b64}
-
-
-def cards_in_text(text: str) -> set[str]:
-    return set(CARD.findall(text))
-
-
-def answer_text(response: dict[str, Any]) -> str | None:
-    """The text of the webhook reply's answerCallbackQuery, if the reply is one."""
-    body = response.get("body")
-    if not body:
-        return None
-    reply = json.loads(body)
-    assert reply["method"] == "answerCallbackQuery", reply
-    text = reply.get("text")
-    return None if text is None else str(text)
 
 
 def texts(lang: str, key: str, names: list[str] | tuple[str, ...] = ()) -> set[str]:
@@ -140,13 +105,7 @@ class Scene:
 
     def deliver(self, ev: dict[str, Any]) -> dict[str, Any]:
         """The webhook handler on a raw event; its reply performed as Telegram would."""
-        response = webhook.handle(ev, self.table.rt)
-        body = response.get("body")
-        if response["statusCode"] == 200 and body:
-            reply = json.loads(body)
-            method = reply.pop("method")
-            self.table.http.post(f"/bot{TOKEN}/{method}", json=reply).raise_for_status()
-        return response
+        return self.table.deliver(ev)
 
     def start(self) -> None:
         table, opener = self.table, self.players[0]
@@ -188,9 +147,10 @@ class Scene:
         self, person: Person, chat: int, message_id: int, data: str, update_id: int | None = None
     ) -> dict[str, Any]:
         """A button press as Telegram delivers it, to post (and post again) as it is."""
-        query = _query(person, chat, message_id, data)
-        query["id"] = f"q-{person.id}-{next(self.table.update_ids)}"
-        return self.table.update({"callback_query": query}, update_id)
+        updates = self.table.updates
+        query_id = f"q-{person.id}-{updates.next_id()}"
+        update_id = updates.next_id() if update_id is None else update_id
+        return updates.press(person, chat, message_id, data, update_id=update_id, query_id=query_id)
 
     def table_screen(self, chat: int = GROUP) -> tuple[str | None, list[str]]:
         """What the group's table message shows: its text and its buttons' data."""
@@ -198,7 +158,7 @@ class Scene:
         assert record.table_msg is not None
         message = self.table.tg.message(chat, record.table_msg)
         assert message is not None
-        data = [str(b.get("callback_data")) for b in self.table.buttons(message)]
+        data = [str(b.get("callback_data")) for b in buttons(message)]
         return message.text, data
 
     def current_table(self, chat: int = GROUP) -> tuple[str | None, list[str]]:
@@ -292,52 +252,30 @@ class Case:
     status: int  # 401 for a forged secret, 200 for everything else
 
 
-def _message(person: Person, text: Any, chat: int = GROUP, **extra: Any) -> dict[str, Any]:
-    message: dict[str, Any] = {
-        "message_id": 77,
-        "date": 1_764_400_000,
-        "chat": (
-            {"id": chat, "type": "private", "first_name": person.name}
-            if chat > 0
-            else {"id": chat, "type": "supergroup", "title": "Friday cards"}
-        ),
-        "from": {
-            "id": person.id,
-            "is_bot": False,
-            "first_name": person.name,
-            "language_code": person.lang,
-        },
-        "text": text,
-    }
-    if isinstance(text, str) and text.startswith("/"):
-        length = len(text.split(maxsplit=1)[0]) if text.split() else 1
-        message["entities"] = [{"type": "bot_command", "offset": 0, "length": length}]
-    message.update(extra)
+# Hostile updates carry fixed ids and dates: the corpus keeps one input per distinct event, and
+# the update ids it gives them itself.
+_HOSTILE = Updates()
+
+
+def _message(person: Person, text: str, chat: int = GROUP) -> dict[str, Any]:
+    message: dict[str, Any] = _HOSTILE.message(person, text, chat, update_id=77)["message"]
     return message
 
 
 def _query(person: Person, chat: int | None, message_id: int, data: Any) -> dict[str, Any]:
-    query: dict[str, Any] = {
-        "id": f"hostile-{person.id}-{message_id}",
-        "from": {
-            "id": person.id,
-            "is_bot": False,
-            "first_name": person.name,
-            "language_code": person.lang,
-        },
-        "chat_instance": "4242",
-        "data": data,
-    }
+    """A callback query with any `data`; with `chat` None, a press on an inline message."""
+    query: dict[str, Any] = _HOSTILE.press(
+        person,
+        GROUP if chat is None else chat,
+        message_id,
+        "",
+        update_id=0,
+        query_id=f"hostile-{person.id}-{message_id}",
+    )["callback_query"]
+    query["data"] = data
     if chat is None:
+        del query["message"]
         query["inline_message_id"] = "AAAA"
-    else:
-        query["message"] = {
-            "message_id": message_id,
-            "date": 1_764_400_000,
-            "chat": {"id": chat, "type": "private" if chat > 0 else "supergroup"},
-            "from": {"id": 999000, "is_bot": True, "first_name": "Menteur"},
-            "text": "",
-        }
     return query
 
 
@@ -684,10 +622,9 @@ def _commands(scene: Scene, game: Game, ids: _Ids) -> Iterator[tuple[str, dict[s
     group = {"id": GROUP, "type": "supergroup", "title": "Friday cards"}
     acting = ("/stop", "/forfeit", "/newgame", "/addbot", "/language", "/leave", "/hand", "/join")
     for text in acting:
-        message = _message(opener, text, sender_chat=channel)
-        message["from"] = channel_bot
+        message = {**_message(opener, text), "sender_chat": channel, "from": channel_bot}
         yield f"channel says {text}", event({"update_id": ids(), "message": message}), 200
-        message = _message(opener, text, sender_chat=group)
+        message = {**_message(opener, text), "sender_chat": group}
         yield (
             f"{opener.name} as the group says {text}",
             event({"update_id": ids(), "message": message}),

@@ -11,14 +11,14 @@ People press the buttons the bot drew, as Telegram delivers them: a JSON update 
 logs, so a test can tell "applied" from "refused:already_challenged" without guessing.
 
 Run as a module, it is a container that is killed right after its first successful write
-(`python -m tests.integration.stack crash-after-write CONFIG_JSON UPDATE_JSON`): a Lambda
+(`python -m tests.support.stack crash-after-write CONFIG_JSON UPDATE_JSON`): a Lambda
 killed between the commit and the sends.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import itertools
 import json
 import logging
 import os
@@ -31,8 +31,12 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
 
-from engine import Game, cards_in, parse_card
-from handlers import callbacks, webhook
+import httpx
+import telegram
+from telegram.request import HTTPXRequest
+
+from engine import Game, cards_in
+from handlers import webhook
 from handlers.callbacks import Kind
 from handlers.config import Settings
 from handlers.runtime import Runtime
@@ -40,26 +44,11 @@ from handlers.store import Counts, DynamoStore, MemoryStore, Record, Store
 from infra.dynalite import Dynalite
 from infra.fake_telegram import FakeTelegram, StoredMessage
 from infra.table import create_table
-from tests.e2e.harness import Clock
+from tests.support import GROUP, SECRET, T0, TOKEN, Clock, Person
+from tests.support.screens import button, card_buttons, selected
+from tests.support.updates import Updates, event
 
-TOKEN = "123456:TEST-TOKEN"
-SECRET = "s3cret-webhook-token"
 TABLE = "menteur-races"
-GROUP = -1001234567890
-T0 = 1_764_400_000.0
-BOT_ID = 999000
-
-
-@dataclass(frozen=True)
-class Person:
-    id: int
-    name: str
-    lang: str = "en"
-
-
-def people(n: int, first_id: int = 101) -> list[Person]:
-    names = ("Ann", "Bob", "Chloé", "Driss", "Emma", "Farid", "Gus", "Hana")
-    return [Person(first_id + i, names[i % len(names)]) for i in range(n)]
 
 
 # --- a store that a test can stop at an exact point ----------------------------------------------
@@ -160,79 +149,7 @@ class Outcomes(logging.Handler):
                 logger.setLevel(level)
 
 
-# --- updates as Telegram sends them --------------------------------------------------------------
-
-
-class Updates:
-    """Builds Telegram updates with fresh ids (thread-safe: itertools.count is atomic)."""
-
-    def __init__(self, first: int = 1000) -> None:
-        self._ids = itertools.count(first)
-
-    def next_id(self) -> int:
-        return next(self._ids)
-
-    @staticmethod
-    def user(person: Person) -> dict[str, Any]:
-        return {
-            "id": person.id,
-            "is_bot": False,
-            "first_name": person.name,
-            "language_code": person.lang,
-        }
-
-    @staticmethod
-    def chat(chat: int, person: Person) -> dict[str, Any]:
-        if chat > 0:
-            return {"id": chat, "type": "private", "first_name": person.name}
-        return {"id": chat, "type": "supergroup", "title": "Friday cards"}
-
-    def command(
-        self, person: Person, text: str, chat: int = GROUP, *, now: float = T0
-    ) -> dict[str, Any]:
-        length = len(text.split(maxsplit=1)[0])
-        update_id = self.next_id()
-        return {
-            "update_id": update_id,
-            "message": {
-                "message_id": update_id,
-                "date": int(now),
-                "chat": self.chat(chat, person),
-                "from": self.user(person),
-                "text": text,
-                "entities": [{"type": "bot_command", "offset": 0, "length": length}],
-            },
-        }
-
-    def press(
-        self, person: Person, chat: int, message_id: int, data: str, *, now: float = T0
-    ) -> dict[str, Any]:
-        update_id = self.next_id()
-        return {
-            "update_id": update_id,
-            "callback_query": {
-                "id": f"q{update_id}",
-                "from": self.user(person),
-                "chat_instance": str(chat),
-                "data": data,
-                "message": {
-                    "message_id": message_id,
-                    "date": int(now),
-                    "chat": self.chat(chat, person),
-                    "from": {"id": BOT_ID, "is_bot": True, "first_name": "Menteur"},
-                    "text": "",
-                },
-            },
-        }
-
-
-def event(update: dict[str, Any], secret: str = SECRET) -> dict[str, Any]:
-    """The Lambda event (Function URL / HTTP API format) of Telegram's POST of `update`."""
-    return {
-        "headers": {"X-Telegram-Bot-Api-Secret-Token": secret, "Content-Type": "application/json"},
-        "body": json.dumps(update),
-        "isBase64Encoded": False,
-    }
+# --- the webhook's answer -----------------------------------------------------------------------
 
 
 @dataclass
@@ -255,39 +172,33 @@ def post(rt: Runtime, update: dict[str, Any]) -> Reply:
     return Reply(response["statusCode"], json.loads(body) if body else None)
 
 
-# --- buttons as the bot drew them ----------------------------------------------------------------
-
-
-def buttons(message: StoredMessage | None) -> list[dict[str, Any]]:
-    rows = ((message.reply_markup if message else None) or {}).get("inline_keyboard", [])
-    return [button for row in rows for button in row]
-
-
-def button(message: StoredMessage | None, kind: Kind) -> str | None:
-    """The callback data of the message's button of that kind, if it shows one."""
-    for b in buttons(message):
-        data = b.get("callback_data")
-        if data and callbacks.decode(data).kind is kind:
-            return str(data)
-    return None
-
-
-def card_buttons(message: StoredMessage | None) -> dict[int, str]:
-    """A hand message's card toggles: card → callback data."""
-    found = {}
-    for b in buttons(message):
-        data = b.get("callback_data")
-        if data and callbacks.decode(data).kind is Kind.TOGGLE:
-            found[parse_card(b["text"].removeprefix("✓"))] = str(data)
-    return found
-
-
-def shown_cards(message: StoredMessage | None) -> set[int]:
-    return set(card_buttons(message))
+# --- the game, white-box ------------------------------------------------------------------------
 
 
 def held(game: Game, player: int) -> set[int]:
     return set(cards_in(game.hands[game.ids.index(player)]))
+
+
+# --- Telegram in the same process ----------------------------------------------------------------
+
+
+class InProcess(httpx.AsyncBaseTransport):
+    """An httpx transport that hands each request to the fake Telegram's `serve`, which
+    answers it exactly as its HTTP server would: python-telegram-bot builds and parses the
+    same requests, the fake records and fails them the same way; only the socket is gone."""
+
+    def __init__(self, tg: FakeTelegram) -> None:
+        self.tg = tg
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        body = await request.aread()
+        content_type = request.headers.get("content-type", "")
+        status, payload, answer_type, wait = self.tg.serve(
+            request.url.path, request.url.query.decode(), content_type, body
+        )
+        if wait > 0:
+            await asyncio.sleep(wait)  # a fault that answers late (Fault.after)
+        return httpx.Response(status, content=payload, headers={"content-type": answer_type})
 
 
 # --- the stack -----------------------------------------------------------------------------------
@@ -312,10 +223,16 @@ class Container:
 class Stack:
     """The bot's surroundings: one fake Telegram, and dynalite with the table from
     template.yaml (or, with `memory=True`, one in-memory store shared by every container,
-    for sequential runs). Containers are made on demand and closed on exit."""
+    for sequential runs). Containers are made on demand and closed on exit.
 
-    def __init__(self, *, memory: bool = False) -> None:
+    With `sockets=False` the containers' bots reach the fake Telegram in this process
+    (`InProcess`) rather than over loopback HTTP: for many games in a row, where the sockets
+    and the server's threads would cost more than the bot itself.
+    """
+
+    def __init__(self, *, memory: bool = False, sockets: bool = True) -> None:
         self.memory = memory
+        self.sockets = sockets
         self.dynalite = Dynalite()
         self.tg = FakeTelegram()
         self.updates = Updates()
@@ -361,7 +278,13 @@ class Stack:
         else:
             inner = DynamoStore(self.dynalite.client(), TABLE)
         store = HookedStore(inner)
-        rt = Runtime(self.settings(), store=store, clock=clock)
+        bot = None
+        if not self.sockets:
+            request = HTTPXRequest(httpx_kwargs={"transport": InProcess(self.tg)})
+            bot = telegram.Bot(
+                TOKEN, base_url=self.tg.base_url, request=request, get_updates_request=request
+            )
+        rt = Runtime(self.settings(), store=store, clock=clock, bot=bot)
         rt.app.rng = random.Random(seed)
         rt.app.game_ids = random.Random(seed)
         container = Container(rt, store, clock)
@@ -416,7 +339,7 @@ class Stack:
 def open_game(stack: Stack, c: Container, players: list[Person], chat: int = GROUP) -> Game:
     """/newgame, each player's Join button and private /start, then Start: all via the webhook."""
     u = stack.updates
-    assert c.post(u.command(players[0], "/newgame", chat, now=c.clock())).status == 200
+    assert c.post(u.message(players[0], "/newgame", chat, now=c.clock())).status == 200
     for person in players:
         table = stack.table_message(chat)
         join = button(table, Kind.JOIN)
@@ -424,21 +347,12 @@ def open_game(stack: Stack, c: Container, players: list[Person], chat: int = GRO
         reply = c.post(u.press(person, chat, table.message_id, join, now=c.clock()))
         assert reply.answer is not None and "url" in reply.answer, reply
         payload = str(reply.answer["url"]).split("?start=")[1]
-        c.post(u.command(person, f"/start {payload}", person.id, now=c.clock()))
+        c.post(u.message(person, f"/start {payload}", person.id, now=c.clock()))
     table = stack.table_message(chat)
     start = button(table, Kind.START)
     assert start is not None
     c.post(u.press(players[0], chat, table.message_id, start, now=c.clock()))
     return stack.game(chat)
-
-
-def selected(message: StoredMessage | None) -> set[int]:
-    """The cards a hand message shows as selected (ticked)."""
-    return {
-        parse_card(b["text"].removeprefix("✓"))
-        for b in buttons(message)
-        if b["text"].startswith("✓")
-    }
 
 
 def select(stack: Stack, c: Container, person: Person, cards: set[int], chat: int = GROUP) -> str:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from engine import Game, Phase, mask_of, parse_card
 from engine.cards import FULL_DECK, RANKS
-
-T0 = 1_000_000.0
-NAMES = ("Ann", "Bob", "Chloé", "Driss", "Emma", "Farid", "Gus", "Hana")
+from tests.support import NAMES, T0
 
 
 def cards(text: str) -> int:
