@@ -216,7 +216,8 @@ def hand(  # noqa: PLR0917 - the bot's one call shape for every screen
         lang,
         chat,
         game_id,
-        number=v.plays,
+        number=v.moment,
+        play=v.plays,
         held=v.hand,
         selection=selection,
         rank=v.rank if v.can_play else NO_RANK,
@@ -253,6 +254,7 @@ def hand_buttons(press: Press, lang: str) -> Keyboard:
         press.chat,
         press.game,
         number=press.number,
+        play=press.play,
         held=press.hand,
         selection=press.cards,
         rank=press.rank,
@@ -267,22 +269,32 @@ def _hand_keyboard(
     game_id: int,
     *,
     number: int,
+    play: int,
     held: int,
     selection: int,
     rank: int,
     shout: bool,
     topic: int | None = None,
 ) -> Keyboard:
-    """Toggles in rank order, rows of `ROW`; Play N × RANK when `rank` is set and 1-4 are
-    selected; Liar! when `shout`. Each toggle carries all of this for the next redraw."""
+    """Toggles in rank order, rows of `ROW`; Play N × RANK, for moment `number`, when `rank`
+    is set and 1-4 are selected; Liar! at `play` when `shout`. Each toggle carries all of this
+    for the next redraw."""
     selection &= held
-    # Off turn, a toggle needs no play number: leaving it out keeps an idle hand's buttons, and
-    # so its message, unchanged by other players' moves.
+    # Off turn, a toggle needs no moment: leaving it out keeps an idle hand's buttons, and so
+    # its message, unchanged by other players' moves.
     toggle_number = number if rank != NO_RANK else 0
     # Every toggle's data differs only in the selection it sets: spell the rest once (the
     # hand is redrawn for each move, up to 51 cards at a time).
     toggle = Press(
-        Kind.TOGGLE, chat, game_id, toggle_number, hand=held, rank=rank, shout=shout, topic=topic
+        Kind.TOGGLE,
+        chat,
+        game_id,
+        toggle_number,
+        hand=held,
+        rank=rank,
+        shout=shout,
+        topic=topic,
+        play=play if shout else 0,
     )
     spell = toggles(toggle)
     buttons = [
@@ -299,7 +311,7 @@ def _hand_keyboard(
         data = encode(Press(Kind.PLAY, chat, game_id, number, cards=selection, topic=topic))
         actions.append(Button(label, data))
     if shout:
-        data = press_data(Kind.SHOUT, chat, game_id, number, topic)
+        data = press_data(Kind.SHOUT, chat, game_id, play, topic)
         actions.append(Button(t(lang, "btn_liar"), data))
     if actions:
         rows.append(tuple(actions))
