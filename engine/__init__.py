@@ -1,8 +1,9 @@
 """Menteur's rules (RULES.md) as a pure, replayable state machine. Standard library only.
 
-game = open_table(opener, now, "Ann")
+game = open_table(opener, now, "Ann")   # R20's clock: 90 s unless `clock=` or SetClock says
 game, events = apply(game, Join(bob, "Bob"), now)
 game, events = apply(game, Start(ann, seed), now)
+game, events = settle(game, now)  # what the clock decided by now (apply does it first too)
 view(game, ann, now)             # what Ann may see; never anyone else's cards
 encode(game) / decode(value)     # the stored form
 """
@@ -10,8 +11,11 @@ encode(game) / decode(value)     # the stored form
 from engine.cards import RANKS, SUITS, card_name, cards_in, count, mask_of, parse_card
 from engine.codec import CodecError, decode, encode
 from engine.errors import Code, IllegalMove, InvalidMove, MenteurError
+from engine.events import StopReason
 from engine.game import (
     BULLETS,
+    CLOCK_CHOICES,
+    CLOCK_DEFAULT,
     DECISION_SECONDS,
     MAX_PLAYERS,
     MIN_PLAYERS,
@@ -31,20 +35,25 @@ from engine.moves import (
     LetItStand,
     Move,
     Play,
+    SetClock,
     Shout,
     Start,
     Stop,
     Timeout,
+    VoteEnd,
 )
-from engine.view import CallView, SeatView, View, view
+from engine.view import Bluff, CallView, SeatStats, SeatView, View, view
 
 __all__ = [
     "BULLETS",
+    "CLOCK_CHOICES",
+    "CLOCK_DEFAULT",
     "DECISION_SECONDS",
     "MAX_PLAYERS",
     "MIN_PLAYERS",
     "RANKS",
     "SUITS",
+    "Bluff",
     "CallView",
     "Code",
     "CodecError",
@@ -60,12 +69,16 @@ __all__ = [
     "Move",
     "Phase",
     "Play",
+    "SeatStats",
     "SeatView",
+    "SetClock",
     "Shout",
     "Start",
     "Stop",
+    "StopReason",
     "Timeout",
     "View",
+    "VoteEnd",
     "apply",
     "can",
     "card_name",

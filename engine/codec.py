@@ -4,21 +4,34 @@ A flat list, the version first, then the values of `Game`'s fields in their decl
 (`engine.game.FIELDS`): no key is stored, cards are 52-bit masks, so an 8-player game stays
 around half a kilobyte (one DynamoDB write unit is 1 KB), and decoding is one pass, cheap
 enough to run on every game action. When the fields change, bump `VERSION` and keep a reader
-for the old form, as for version 1 below.
+for the old form, as for versions 1 and 2 below.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from engine.cards import FULL_DECK
-from engine.game import FIELDS, MAX_PLAYERS, Game, LastPlay, Phase, values_of
+from engine.cards import FULL_DECK, RANK_COUNT
+from engine.game import (
+    CLOCK_CHOICES,
+    COUNTERS,
+    DIGITS,
+    FIELDS,
+    MAX_PLAY,
+    MAX_PLAYERS,
+    Game,
+    LastPlay,
+    Phase,
+    values_of,
+)
 
-VERSION = 2
+VERSION = 3
 
-# Version 1 had the same fields in the same order, with -1 for "no seat" where version 2 has
-# None (null). Spelled out here because it must not follow `FIELDS` when that changes.
-V1_FIELDS = (
+# Version 1 had version 2's fields in the same order, with -1 for "no seat" where version 2 has
+# None (null). Version 3 added R20's clock, the moments, the vote and the reveal's counters
+# after them. Spelled out here because they must not follow `FIELDS` when that changes.
+V1_FIELDS = V2_FIELDS = (
     "opener", "updated", "phase", "ids", "names", "hands", "bullets", "out", "pile", "aside",
     "rank", "turn", "plays", "last", "shouted", "deadline", "winner",
 )  # fmt: skip
@@ -27,12 +40,17 @@ _V1_SEATS = ("turn", "shouted", "winner")
 _INT = frozenset({int})  # exact types: bool is an int subclass and has no place here
 _STR = frozenset({str})
 _PHASES = tuple(Phase)
+_TALLY = re.compile(f"[{DIGITS}\u0100-\ud7ff]*")
+_BOLDEST = MAX_PLAYERS * MAX_PLAY * RANK_COUNT  # the packed bluff's greatest value
 
-# The positions in `FIELDS` of the fields that are not stored as they are.
+# The positions in `FIELDS` of the fields that are not stored as they are, or are checked.
 _AT = {name: i for i, name in enumerate(FIELDS)}
 _UPDATED, _PHASE, _IDS, _NAMES, _HANDS, _BULLETS, _OUT, _LAST, _DEADLINE = (
     _AT[name]
     for name in ("updated", "phase", "ids", "names", "hands", "bullets", "out", "last", "deadline")
+)
+_MOMENT, _CLOCK, _RAN_OUT, _VOTES, _TALLY_AT, _BOLDEST_AT = (
+    _AT[name] for name in ("moment", "clock", "ran_out", "votes", "tally", "boldest")
 )
 
 
@@ -76,6 +94,8 @@ def _decode(value: Any) -> Game:
         raise CodecError("unknown codec version")
     if value[0] == 1:
         value = _from_v1(value)
+    if value[0] == 2:
+        value = _from_v2(value)
     elif value[0] != VERSION:
         raise CodecError("unknown codec version")
     stored = value[1:]  # converted in place: the caller's value is left as it was
@@ -83,16 +103,28 @@ def _decode(value: Any) -> Game:
         raise CodecError("malformed game")
     phase, ids, names, hands = stored[_PHASE], stored[_IDS], stored[_NAMES], stored[_HANDS]
     bullets, out = stored[_BULLETS], stored[_OUT]
+    moment, ran_out, votes = stored[_MOMENT], stored[_RAN_OUT], stored[_VOTES]
+    tally, boldest = stored[_TALLY_AT], stored[_BOLDEST_AT]
     if not (
-        set(map(type, [*ids, *hands, *bullets, *out])) <= _INT
+        set(map(type, [*ids, *hands, *bullets, *out, moment, ran_out, votes, boldest])) <= _INT
         and set(map(type, names)) <= _STR
         and type(phase) is int
         and 0 <= phase < len(_PHASES)
+        and type(stored[_CLOCK]) is int
+        and stored[_CLOCK] in CLOCK_CHOICES
+        and moment >= 0
+        and 0 <= boldest <= _BOLDEST
     ):
         raise CodecError("malformed game")
     seats = len(ids)
     if len(names) != seats or seats > MAX_PLAYERS or len(hands) not in (0, seats):
         raise CodecError("seats do not match")
+    if not (0 <= ran_out < 1 << seats and 0 <= votes < 1 << seats):  # bits by seat
+        raise CodecError("seats do not match")
+    if tally is not None and (
+        type(tally) is not str or len(tally) > COUNTERS * seats or not _TALLY.fullmatch(tally)
+    ):
+        raise CodecError("malformed counters")
     if hands and (len(bullets) != seats or min(hands) < 0 or max(hands) > FULL_DECK):
         raise CodecError("not a dealt table")
     stored[_PHASE] = _PHASES[phase]
@@ -110,11 +142,31 @@ def _decode(value: Any) -> Game:
 
 
 def _from_v1(value: list[Any]) -> list[Any]:
-    """A version 1 list in this version's form."""
+    """A version 1 list in version 2's form."""
     if len(value) != 1 + len(V1_FIELDS):
         raise CodecError("malformed game")
     old = dict(zip(V1_FIELDS, value[1:], strict=True))
     for name in _V1_SEATS:
         if old[name] == -1:
             old[name] = None
+    return [2, *(old[name] for name in V2_FIELDS)]
+
+
+def _from_v2(value: list[Any]) -> list[Any]:
+    """A version 2 list in this version's form: no clock (nobody chose one, nor was told of
+    one); a game already begun counts its moments from its play number (which its buttons
+    named) and has no counters for the reveal (they would tell only what happened after this
+    reading)."""
+    if len(value) != 1 + len(V2_FIELDS):
+        raise CodecError("malformed game")
+    old = dict(zip(V2_FIELDS, value[1:], strict=True))
+    lobby = old["phase"] == Phase.LOBBY
+    old.update(
+        moment=0 if lobby else old["plays"],
+        clock=0,
+        ran_out=0,
+        votes=0,
+        tally="" if lobby else None,
+        boldest=0,
+    )
     return [VERSION, *(old[name] for name in FIELDS)]

@@ -37,6 +37,8 @@ class Code(StrEnum):
     NOT_YET_DUE = "not_yet_due"
     STALE = "stale"
     NOT_ALLOWED = "not_allowed"
+    ALREADY_VOTED = "already_voted"
+    BAD_CLOCK = "bad_clock"
 
 
 class MenteurError(ValueError):

@@ -6,6 +6,8 @@ the turned-over cards of the challenged play, which the whole table sees (R11).
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from engine.cards import Mask
 from engine.records import record
 
@@ -79,9 +81,38 @@ class LetStand:
 
 @record
 class Forfeited:
-    """`player` left a running game: their hand is set aside for good (R19)."""
+    """`player` left a running game: their hand is set aside for good (R19). `clock`: R20 put
+    them out, their clock having run out twice in a row (not a forfeit of their own)."""
 
     player: int
+    clock: bool = False
+
+
+@record
+class TablePlayed:
+    """R20: `player`'s clock of `seconds` ran out and the table played `count` cards for them,
+    called as `rank`: an ordinary play, whose `Called` (and `FinalPlay`) follow."""
+
+    player: int
+    seconds: int
+    count: int
+    rank: int
+
+
+@record
+class ClockSet:
+    """R20, in the lobby: a person awaited to play will have `seconds` (0: no clock)."""
+
+    seconds: int
+
+
+@record
+class Voted:
+    """`player` voted to end the game: `votes` of the `needed` are in (it has not ended yet)."""
+
+    player: int
+    votes: int
+    needed: int
 
 
 @record
@@ -107,11 +138,21 @@ class Won:
     ranking: tuple[int, ...]
 
 
+class StopReason(StrEnum):
+    """Why a game ended without a winner. The value is what catalogues may key on."""
+
+    STOP = "stop"  # R18: /stop by the player who opened it or an administrator (`by`)
+    IDLE = "idle"  # R18: nobody acted for a long while
+    NO_PERSON = "no_person"  # R20: no person is left in the game, computer players alone
+    VOTE = "vote"  # R18, the engine's decision: the seated people voted to end it
+
+
 @record
 class Stopped:
-    """R18: no winner. `by` is who stopped it, or None when it ended for being idle."""
+    """R18: no winner. `by` is who stopped it (`StopReason.STOP`), else None."""
 
     by: int | None
+    reason: StopReason = StopReason.STOP
 
 
 Event = (
@@ -127,4 +168,7 @@ Event = (
     | DecisionPassed
     | Won
     | Stopped
+    | TablePlayed
+    | ClockSet
+    | Voted
 )

@@ -1,8 +1,9 @@
 """What players (and the table's clock) can do: commands, as small frozen records.
 
-Players are named by an int id (the bot uses Telegram user ids; computer players get ids of
-their own). Moves that answer a button carry the play number the button was drawn for, so a
-button from an earlier turn is recognised and refused.
+Players are named by an int id: the bot uses Telegram user ids for people, and negative ids for
+computer players (a game needs a person: see `Join`, R20). Moves that answer a button carry what
+the button was drawn for, so a button from an earlier turn is recognised and refused: a `Play`
+its moment (`View.moment`), a shout or a decision the play it targets (R10).
 """
 
 from __future__ import annotations
@@ -38,11 +39,12 @@ class Start:
 
 @record
 class Play:
-    """R6. `turn`, when given, is the play number the button was drawn at."""
+    """R6. `moment`, when given, is the moment the button was drawn at (`View.moment`): a play
+    drawn for any other moment is refused as stale, however little else changed."""
 
     player: int
     cards: Mask
-    turn: int | None = None
+    moment: int | None = None
 
 
 @record
@@ -63,7 +65,10 @@ class LetItStand:
 
 @record
 class Timeout:
-    """R14: 45 seconds passed after final play number `play`; the table lets it stand."""
+    """R14: 45 seconds passed after final play number `play`; the table lets it stand.
+
+    The clock's own move, and the only one `apply` judges before settling: applied, it is
+    `settle` (which the bot's timer calls directly, for R20's clock too)."""
 
     play: int
 
@@ -90,4 +95,36 @@ class Forfeit:
     player: int
 
 
-Move = Join | Leave | Start | Play | Shout | LetItStand | Timeout | Stop | Expire | Forfeit
+@record
+class SetClock:
+    """R20, in the lobby: a person awaited to play has `seconds` (one of `CLOCK_CHOICES`; 0 for
+    no clock). By the player who opened the table or, `admin` being the caller's word, a group
+    administrator."""
+
+    player: int
+    seconds: int
+    admin: bool = False
+
+
+@record
+class VoteEnd:
+    """A person still in the game votes to end it; it stops without a winner once every person
+    still in it but the awaited one has voted (RULES.md, the engine's decisions, R18)."""
+
+    player: int
+
+
+Move = (
+    Join
+    | Leave
+    | Start
+    | Play
+    | Shout
+    | LetItStand
+    | Timeout
+    | Stop
+    | Expire
+    | Forfeit
+    | SetClock
+    | VoteEnd
+)

@@ -53,8 +53,17 @@ def choose(v: View, rng: random.Random) -> Move | None:
     if v.can_let_stand:
         return LetItStand(me, v.plays)
     if v.can_play:
-        return Play(me, _cards_to_play(v, rng), v.plays)
+        return Play(me, _cards_to_play(v, rng), v.moment)
     return None
+
+
+def table_play(v: View) -> Mask:
+    """R20: what the table plays for a person whose clock ran out, from their own view: every
+    card of the expected rank they hold, or else the one card they will need last. The play is
+    the truth where the hand allows it, and a bluffed final play only when a single card is all
+    it holds. No chance in it: the same hand and rank, the same play."""
+    truth = v.hand & RANK_MASKS[v.rank]
+    return truth or _shed(v, 1)
 
 
 def _wants_to_shout(v: View, rng: random.Random) -> bool:
@@ -93,9 +102,12 @@ def _cards_to_play(v: View, rng: random.Random) -> Mask:
     hand_size = count(v.hand)
     if hand_size <= 2 and rng.random() < 0.5:
         return v.hand  # a bluffed final play
-    # Shed the cards whose rank comes up last in the cycle (R7): they are needed least.
+    return _shed(v, 2 if hand_size > 6 and rng.random() < 0.3 else 1)
+
+
+def _shed(v: View, n: int) -> Mask:
+    """The `n` cards whose rank comes up last in the cycle (R7): they are needed least."""
     by_need = sorted(cards_in(v.hand), key=lambda c: -((rank_of(c) - v.rank) % RANK_COUNT))
-    n = 2 if hand_size > 6 and rng.random() < 0.3 else 1
     mask = 0
     for c in by_need[:n]:
         mask |= 1 << c

@@ -2,14 +2,27 @@
 
 A view shows what its viewer may see: their own hand, everyone's card counts and bullets, the
 pile's size, the most recent call (count and rank, never its cards). The group's view is the
-view of nobody (`player=None`): no hand at all.
+view of nobody (`player=None`): no hand at all. Once the game is over it also shows what each
+player did (`stats`, `boldest`), which would tell hidden lies before.
 """
 
 from __future__ import annotations
 
 from engine.cards import Mask, count
-from engine.game import Game, Phase, can
-from engine.moves import LetItStand, Shout
+from engine.game import (
+    BULLETS,
+    CAUGHT,
+    LIES,
+    PICKED_UP,
+    PLAYS,
+    RIGHT,
+    Game,
+    Phase,
+    boldest_bluff,
+    can,
+    counter,
+)
+from engine.moves import LetItStand, Shout, VoteEnd
 from engine.records import record
 
 
@@ -22,6 +35,8 @@ class SeatView:
     cards: int
     bullets: int
     out: bool  # forfeited (R19)
+    ran_out: bool  # R20: their clock ran out on their latest turn; once more and they are out
+    voted: bool  # voted to end the game
 
 
 @record
@@ -33,6 +48,31 @@ class CallView:
     rank: int
     play: int
     final: bool
+
+
+@record
+class SeatStats:
+    """What one player did in the game, for the reveal at its end (R16: nothing more is kept).
+    `plays` counts the table's plays for them (R20); `picked_up` the cards taken into the hand
+    (R12), not a pick-up set aside (R19)."""
+
+    player: int
+    plays: int
+    lies: int  # plays that were lies (R8), caught or not
+    caught: int  # their lies exposed by another player's Liar!
+    shouts: int  # Liar! shouted
+    right: int  # shouts that exposed a lie
+    picked_up: int
+
+
+@record
+class Bluff:
+    """The boldest bluff that stood: `count` cards called as `rank` by `player`, a lie never
+    challenged (the earliest of the boldest)."""
+
+    player: int
+    count: int
+    rank: int
 
 
 @record
@@ -52,6 +92,8 @@ class View:
     plays: int
     last: CallView | None
     awaited: int | None  # who must play or decide (I4)
+    # When the awaited player's time is up: R14's 45 seconds in DECIDE, R20's clock in PLAY
+    # (a person, on a table with a clock); None when nothing is timed.
     deadline: float | None
     winner: int | None
     ranking: tuple[int, ...]
@@ -59,6 +101,13 @@ class View:
     can_shout: bool
     can_let_stand: bool
     shout_open: bool  # somebody at the table may shout now: the group shows Liar!
+    moment: int  # what a Play button names (`Play.moment`); a Liar! names `plays`
+    clock: int  # R20: the seconds a person has to play, 0 for none; a reminder is the bot's
+    votes: int  # votes to end the game that count now (the awaited player's does not)...
+    votes_needed: int  # ...of these: it ends when they are equal; 0 when no vote can end it
+    can_vote: bool
+    stats: tuple[SeatStats, ...]  # once the game is over, in seat order; () before or untold
+    boldest: Bluff | None  # once the game is over, if a bluff stood
 
     def seat(self, player: int) -> SeatView | None:
         """The seat of `player`, or None when they are not at the table."""
@@ -78,6 +127,8 @@ def view(game: Game, player: int | None, now: float) -> View:
         final = game.phase is Phase.DECIDE
         call = CallView(game.ids[last.seat], count(last.cards), last.rank, last.play, final)
     shooters = [] if last is None else [p for p in game.ids if p != game.ids[last.seat]]
+    voters = game.voters()
+    timed_out = game.deadline is not None and now >= game.deadline
     return View(
         phase=game.phase,
         viewer=player if seat is not None else None,
@@ -89,6 +140,8 @@ def view(game: Game, player: int | None, now: float) -> View:
                 count(game.hands[s]) if game.hands else 0,
                 game.bullets[s] if game.bullets else 0,
                 s in game.out,
+                bool(game.ran_out >> s & 1),
+                bool(game.votes >> s & 1),
             )
             for s in range(len(game.ids))
         ),
@@ -100,8 +153,42 @@ def view(game: Game, player: int | None, now: float) -> View:
         deadline=game.deadline,
         winner=None if game.winner is None else game.ids[game.winner],
         ranking=game.ranking(),
-        can_play=seat is not None and game.phase is Phase.PLAY and game.turn == seat,
+        can_play=(
+            seat is not None and game.phase is Phase.PLAY and game.turn == seat and not timed_out
+        ),
         can_shout=player is not None and can(game, Shout(player, game.plays), now),
         can_let_stand=player is not None and can(game, LetItStand(player, game.plays), now),
         shout_open=any(can(game, Shout(p, game.plays), now) for p in shooters),
+        moment=game.moment,
+        clock=game.clock,
+        votes=(game.votes & voters).bit_count(),
+        votes_needed=voters.bit_count(),
+        can_vote=player is not None and can(game, VoteEnd(player), now),
+        stats=_stats(game),
+        boldest=_boldest(game),
     )
+
+
+def _stats(game: Game) -> tuple[SeatStats, ...]:
+    if game.phase is not Phase.OVER or game.tally is None or not game.hands:
+        return ()
+    return tuple(
+        SeatStats(
+            player,
+            counter(game, PLAYS, s),
+            counter(game, LIES, s),
+            counter(game, CAUGHT, s),
+            counter(game, RIGHT, s) + BULLETS - game.bullets[s],
+            counter(game, RIGHT, s),
+            counter(game, PICKED_UP, s),
+        )
+        for s, player in enumerate(game.ids)
+    )
+
+
+def _boldest(game: Game) -> Bluff | None:
+    bold = boldest_bluff(game)
+    if game.phase is not Phase.OVER or game.tally is None or bold is None:
+        return None
+    seat, cards, rank = bold
+    return Bluff(game.ids[seat], cards, rank)

@@ -188,7 +188,9 @@ class NewGame:
         if record.version == 0:
             # A new group speaks its opener's language until /language.
             record.lang = self.lang or DEFAULT
-        record.game = open_table(self.opener, now)
+        # R20's clock stays off until the group can choose it and the screens can tell what
+        # the table did for a player: the bot's side of R20.
+        record.game = open_table(self.opener, now, clock=0)
         ids = GAME_IDS
         record.game_id = (
             self.game_id

@@ -1,15 +1,17 @@
 """The data behind every button: a compact, strictly checked format within Telegram's 64 bytes.
 
-    kind.chat[_topic].game.number[.cards[.hand.rank[x]]]    all numbers in base 36, chat signed
+    kind.chat[_topic].game.number[.cards[.hand.rank[xplay]]]    all numbers in base 36, chat signed
 
 `chat` is the group the game is played in (private hand buttons need it), `topic` its forum topic
 when it is played in one (a `message_thread_id`: a message id, below 2**31, so 6 digits at most,
 and 7 bytes with its separator), `game` the game's id (a button from another game is refused;
-see `GAME_IDS`), `number` the play number the button was drawn for (a button from an earlier
-turn is refused). A card toggle carries what is
+see `GAME_IDS`), `number` what the button was drawn for: the game's moment for Play and a card
+toggle (`View.moment`), the play targeted for Liar! and Let it stand (R10); a button from an
+earlier turn is refused. A card toggle carries what is
 needed to redraw the hand without reading the game: the selection, the hand, the rank to call
-("-" when it is not the player's turn) and "x" when the hand shows Liar!. Nothing here is
-trusted for authority: every move is checked again by the engine against the stored game.
+("-" when it is not the player's turn) and, when the hand shows Liar!, "x" and the play it
+targets. Nothing here is trusted for authority: every move is checked again by the engine
+against the stored game.
 """
 
 from __future__ import annotations
@@ -54,8 +56,9 @@ class Press:
     cards: int = 0
     hand: int = 0
     rank: int = NO_RANK
-    shout: bool = False  # a toggle redraws the hand's Liar! button too
+    shout: bool = False  # a toggle redraws the hand's Liar! button too...
     topic: int | None = None  # the forum topic of the game, if it is played in one
+    play: int = 0  # ...which targets this play (`number` is the moment, for Play)
 
 
 @record
@@ -76,8 +79,9 @@ class Place:
         hand: int = 0,
         rank: int = NO_RANK,
         shout: bool = False,
+        play: int = 0,
     ) -> Press:
-        return Press(kind, self.chat, self.game, number, cards, hand, rank, shout, self.topic)
+        return Press(kind, self.chat, self.game, number, cards, hand, rank, shout, self.topic, play)
 
     def data(self, kind: Kind, number: int = 0) -> str:
         """The callback data of a plain button (no cards) of this game."""
@@ -88,7 +92,7 @@ _B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 _PATTERN = re.compile(
     r"(?P<kind>[a-z])\.(?P<chat>-?[0-9a-z]{1,12})(?:_(?P<topic>[0-9a-z]{1,6}))?"
     r"\.(?P<game>[0-9a-z]{1,9})\.(?P<number>[0-9a-z]{1,6})"
-    r"(?:\.(?P<cards>[0-9a-z]{1,11})(?:\.(?P<hand>[0-9a-z]{1,11})\.(?P<rank>-|[0-9a-c])(?P<x>x?))?)?"
+    r"(?:\.(?P<cards>[0-9a-z]{1,11})(?:\.(?P<hand>[0-9a-z]{1,11})\.(?P<rank>-|[0-9a-c])(?:x(?P<play>[0-9a-z]{1,6}))?)?)?"
 )
 _CARD_KINDS = {Kind.TOGGLE, Kind.PLAY}
 _FULL = (1 << 52) - 1
@@ -131,7 +135,7 @@ def _around_cards(press: Press) -> tuple[str, str]:
     if press.kind is not Kind.TOGGLE:
         return head + ".", ""
     rank = "-" if press.rank == NO_RANK else _b36(press.rank)
-    return head + ".", f".{_b36(press.hand)}.{rank}{'x' if press.shout else ''}"
+    return head + ".", f".{_b36(press.hand)}.{rank}{'x' + _b36(press.play) if press.shout else ''}"
 
 
 def decode(data: str | None) -> Press:
@@ -157,8 +161,9 @@ def decode(data: str | None) -> Press:
         cards=int(match["cards"], 36) if has_cards else 0,
         hand=int(match["hand"], 36) if has_hand else 0,
         rank=NO_RANK if not has_hand or match["rank"] == "-" else int(match["rank"], 36),
-        shout=match["x"] == "x",
+        shout=match["play"] is not None,
         topic=None if match["topic"] is None else int(match["topic"], 36),
+        play=0 if match["play"] is None else int(match["play"], 36),
     )
     if press.cards > _FULL or press.hand > _FULL or press.rank >= 13:
         raise BadCallback("not a card or a rank")

@@ -137,9 +137,13 @@ def _won(e: ev.Won, before: Sequence[ev.Event], game: Game, lang: str, now: floa
 
 
 def _stopped(e: ev.Stopped, game: Game, lang: str) -> str:
-    if e.by is None:
-        return t(lang, "stopped_idle")
-    return t(lang, "stopped_by", name=name_of(game, e.by, lang))
+    if e.by is not None:
+        return t(lang, "stopped_by", name=name_of(game, e.by, lang))
+    if e.reason is ev.StopReason.NO_PERSON:
+        return t(lang, "stopped_no_person")
+    if e.reason is ev.StopReason.VOTE:
+        return t(lang, "stopped_vote")
+    return t(lang, "stopped_idle")
 
 
 # --- the table's note: one line about the latest events --------------------------------------
@@ -158,6 +162,10 @@ _WEIGHT: dict[type, int] = {
     ev.Started: 2,
     ev.Joined: 1,
     ev.Left: 1,
+    # Not worded yet: a note about them tells the event beside them (the table's play's call).
+    ev.TablePlayed: 0,
+    ev.Voted: 0,
+    ev.ClockSet: 0,
 }
 
 

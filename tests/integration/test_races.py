@@ -315,7 +315,7 @@ def test_a_shout_and_the_next_play_race_and_exactly_one_wins_either_way(
     cards = callbacks.decode(prep.buttons["play"][2]).cards
     moves: dict[str, Move] = {
         "shout": Shout(shouter.id, game.plays),
-        "play": Play(player.id, cards, game.plays),
+        "play": Play(player.id, cards, game.moment),
     }
     a, b = racers[0], racers[1]
     by = {"shout": a, "play": b}
@@ -346,7 +346,8 @@ def test_a_shout_and_the_next_play_race_and_exactly_one_wins_either_way(
         expected, _ = apply(game, moves[won], prep.now)
         assert stack.game(chat) == expected
         reason = refusal(expected, moves[lost], prep.now)
-        assert reason.code is (Code.NOT_YOUR_TURN if lost == "play" else Code.NEXT_PLAYER_PLAYED)
+        # A play drawn before the challenge names a moment that is over (RULES.md, R6).
+        assert reason.code is (Code.STALE if lost == "play" else Code.NEXT_PLAYER_PLAYED)
         assert replies[lost].text == render.refusal(reason, expected, "en")
         assert outcomes.of(updates[lost]["update_id"])[-1]["outcome"] == f"refused:{reason.code}"
         assert outcomes.of(updates[won]["update_id"])[-1]["outcome"] == "applied"
@@ -506,7 +507,7 @@ def test_an_update_delivered_three_times_at_once_is_applied_once(
             assert len(record.game.ids) == len(before.game.ids) + 1  # one robot, not three
         else:
             cards = callbacks.decode(play["callback_query"]["data"]).cards
-            assert record.game == apply(game, Play(player.id, cards, game.plays), prep.now)[0]
+            assert record.game == apply(game, Play(player.id, cards, game.moment), prep.now)[0]
         outcomes.clear()
 
 
@@ -583,7 +584,7 @@ def test_after_a_crash_between_the_write_and_the_sends_the_retry_redraws_every_s
         mover = players[game.awaited]  # type: ignore[index]
         cards = {min(held(game, mover.id))}
         update = play_update(stack, c, mover, cards, chat)
-        move: Move = Play(mover.id, sum(1 << card for card in cards), game.plays)
+        move: Move = Play(mover.id, sum(1 << card for card in cards), game.moment)
     else:
         liar = game.ids[game.last.seat]  # type: ignore[union-attr]
         accuser = next(p for p in players.values() if p.id != liar)

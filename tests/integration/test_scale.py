@@ -156,10 +156,10 @@ class Table:
         """Press the button that makes `move`; the stored game must be the engine's next state."""
         stack, person = self.stack, self.players[move.player]  # type: ignore[union-attr]
         match move:
-            case Play(_, cards, turn):
+            case Play(_, cards, moment):
                 data = select(stack, self.c, person, set(cards_in(cards)), self.chat)
                 press = callbacks.decode(data)
-                assert (press.cards, press.number) == (cards, turn)
+                assert (press.cards, press.number) == (cards, moment)
                 message = stack.hand_message(person, self.chat)
             case Shout() | LetItStand():
                 kind = Kind.SHOUT if isinstance(move, Shout) else Kind.STAND

@@ -129,8 +129,8 @@ class Scene:
         record = self.table.record()
         game = record.game
         assert game is not None
-        plays = game.plays if number is None else number
-        press = Press(Kind.PLAY, GROUP, record.game_id, plays, cards=mask_of(cards))
+        moment = game.moment if number is None else number
+        press = Press(Kind.PLAY, GROUP, record.game_id, moment, cards=mask_of(cards))
         return callbacks.encode(press)
 
     def hand_message_id(self, person: Person) -> int:
@@ -636,7 +636,7 @@ def _presses(scene: Scene, game: Game, ids: _Ids) -> Iterator[tuple[str, dict[st
     """Button presses the game refuses now."""
     assert game.last is not None
     record = scene.table.record()
-    game_id, plays = record.game_id, game.plays
+    game_id, plays, moment = record.game_id, game.plays, game.moment
     mover = scene.by_id(game.ids[game.last.seat])
     awaited = scene.awaited()
     others = [p for p in scene.players if p.id != awaited.id]
@@ -644,7 +644,10 @@ def _presses(scene: Scene, game: Game, ids: _Ids) -> Iterator[tuple[str, dict[st
     held = scene.hand(awaited)
     not_held = set(range(52)) - held
 
-    def press(kind: Kind, number: int = plays, cards: int = 0, chat: int = GROUP) -> str:
+    def press(kind: Kind, number: int | None = None, cards: int = 0, chat: int = GROUP) -> str:
+        # A Play names the game's moment; a shout or a decision the play it targets (R10).
+        if number is None:
+            number = moment if kind is Kind.PLAY else plays
         return callbacks.encode(Press(kind, chat, game_id, number, cards=cards))
 
     presses: list[tuple[str, Person, int | None, int, Any]] = [
@@ -717,7 +720,7 @@ def _presses(scene: Scene, game: Game, ids: _Ids) -> Iterator[tuple[str, dict[st
             awaited,
             awaited.id,
             hand_msg,
-            press(Kind.PLAY, plays - 1, mask_of(sorted(held)[:1])),
+            press(Kind.PLAY, moment - 1, mask_of(sorted(held)[:1])),
         ),
         (
             "stranger plays",

@@ -31,6 +31,7 @@ def presses(draw: st.DrawFn) -> Press:
     kind = draw(st.sampled_from(Kind))
     cards = draw(CARDS) if kind in (Kind.TOGGLE, Kind.PLAY) else 0
     toggle = kind is Kind.TOGGLE
+    shout = draw(st.booleans()) if toggle else False
     return Press(
         kind=kind,
         chat=draw(CHATS),
@@ -39,8 +40,9 @@ def presses(draw: st.DrawFn) -> Press:
         cards=cards,
         hand=draw(CARDS) if toggle else 0,
         rank=draw(st.integers(-1, 12)) if toggle else NO_RANK,
-        shout=draw(st.booleans()) if toggle else False,
+        shout=shout,
         topic=draw(TOPICS),
+        play=draw(st.integers(0, 36**3)) if shout else 0,
     )
 
 
@@ -113,7 +115,8 @@ def test_tampered_or_truncated_data_is_refused(data: str | None) -> None:
 
 # The longest data: a card toggle in a 51-card hand, its selection all but one card, the
 # turn's rank and Liar!, in a supergroup of the longest "-100…" id, for the highest game id and
-# a play number beyond any game. A forum topic's id (up to 7 more bytes) is still to come.
+# a moment and a play number beyond any game (46,655 plays). A forum topic's id (up to 7 more
+# bytes) is still to come.
 SUPERGROUP = -1009999999999
 BUDGET = MAX_BYTES - 8
 
@@ -131,15 +134,16 @@ def test_the_longest_button_data_leaves_room_for_a_topic_id() -> None:
         Kind.TOGGLE,
         SUPERGROUP,
         GAME_IDS[-1],
-        36**4 - 1,
+        36**4 - 1,  # the moment, for Play
         cards=hand,
         hand=hand,
         rank=12,
         shout=True,
+        play=36**3 - 1,  # the play Liar! targets: never more than the moments
     )
     data = encode(worst)
-    assert len(data.encode()) == 53 <= BUDGET, data
-    assert len(toggles(worst)(hand).encode()) == 53
+    assert len(data.encode()) == 56 <= BUDGET, data
+    assert len(toggles(worst)(hand).encode()) == 56
     for kind in Kind:
         cards = hand if kind in (Kind.TOGGLE, Kind.PLAY) else 0
         toggle = kind is Kind.TOGGLE

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -51,7 +52,7 @@ def test_encode_then_decode_gives_back_the_same_game() -> None:
 
 def test_the_stored_form_is_a_flat_list_led_by_its_version() -> None:
     stored = encode(eight_player_game_mid_play())
-    assert isinstance(stored, list) and stored[0] == VERSION == 2
+    assert isinstance(stored, list) and stored[0] == VERSION == 3
 
 
 # A table awaiting Bob's decision on Ann's final play, and the same table once Bob let it stand.
@@ -86,10 +87,12 @@ WON = Game(
 
 
 def test_the_stored_order_is_pinned_so_a_change_to_the_fields_is_a_new_version() -> None:
-    # Game's fields in their declared order; null where no seat is meant.
+    # Game's fields in their declared order; null where no seat is meant. Then the moment,
+    # the clock, the seats whose clock ran out and the votes (bits by seat), the counters and
+    # the boldest bluff.
     assert encode(DECIDING) == [
-        2, 1, 1000000.0, 2, [1, 2], ["Ann", "Bob"], [0, 4503599627304959], [3, 3], [],
-        65536, 0, 1, 1, 1, [1, 0, 65536, 0], None, 1000045.0, None,
+        3, 1, 1000000.0, 2, [1, 2], ["Ann", "Bob"], [0, 4503599627304959], [3, 3], [],
+        65536, 0, 1, 1, 1, [1, 0, 65536, 0], None, 1000045.0, None, 0, 0, 0, 0, "", 0,
     ]  # fmt: skip
 
 
@@ -113,8 +116,10 @@ def test_a_version_1_game_decodes_with_none_for_no_seat() -> None:
     lobby = Game(opener=11, updated=1764400000.5, ids=(11,), names=("Ann",))
     assert lobby.turn is lobby.shouted is lobby.winner is None
     assert decode(V1_LOBBY) == lobby
-    assert decode(V1_DECIDING) == DECIDING
-    assert decode(V1_WON) == WON
+    # No clock before version 3; a game begun counts moments from its play number and has
+    # no counters for the reveal.
+    assert decode(V1_DECIDING) == replace(DECIDING, moment=1, tally=None)
+    assert decode(V1_WON) == replace(WON, moment=1, tally=None)
     shouted = decode(V1_SHOUTED)
     assert (shouted.turn, shouted.shouted, shouted.winner) == (0, 1, None)
     assert shouted.phase is Phase.PLAY and shouted.last is None and shouted.bullets == [3, 2]
@@ -142,7 +147,7 @@ def altered(index: int, value: object) -> list[object]:
         None,
         [],
         {},
-        [3, *GOOD[1:]],  # no such version
+        [4, *GOOD[1:]],  # no such version
         [True, *GOOD[1:]],
         [1, *GOOD[1:]][:-1],  # a version 1 list one field short
         [*V1_LOBBY, 0],

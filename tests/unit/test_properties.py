@@ -1,4 +1,6 @@
-"""Property-based tests: random legal and illegal moves for 2-8 players, invariants after each."""
+"""Property-based tests: random legal and illegal moves for 2-8 players (people and computer
+players, any clock), at random times, invariants after each; and `apply` equal to `settle` then
+the move, whatever the state, the move and the time."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from engine import (
+    CLOCK_CHOICES,
+    Code,
     Expire,
     Forfeit,
     Game,
@@ -20,10 +24,12 @@ from engine import (
     Move,
     Phase,
     Play,
+    SetClock,
     Shout,
     Start,
     Stop,
     Timeout,
+    VoteEnd,
     apply,
     count,
     decode,
@@ -35,6 +41,7 @@ from engine import (
 )
 from engine import events as ev
 from engine.cards import FULL_DECK
+from engine.game import CAUGHT, LIES, PICKED_UP, PLAYS, RIGHT, counter
 
 OUTSIDER = 99
 
@@ -64,18 +71,70 @@ def check_invariants(game: Game) -> None:
             assert game.winner not in game.out or len(game.active_seats()) == 0
             ranking = game.ranking()
             assert ranking[0] == game.ids[game.winner] and sorted(ranking) == sorted(game.ids)
-    # I4: exactly one thing awaited.
-    if game.phase in (Phase.PLAY, Phase.DECIDE):
+    # I4: exactly one thing awaited, and timed when it must be: R14's decision always, R20's
+    # play when a person is awaited at a table with a clock.
+    running = game.phase in (Phase.PLAY, Phase.DECIDE)
+    if running:
         assert game.turn is not None and game.in_game(game.turn)
         assert game.awaited == game.ids[game.turn]
-        assert (game.deadline is not None) == (game.phase is Phase.DECIDE)
+        person = game.ids[game.turn] > 0
+        timed = game.phase is Phase.DECIDE or (person and game.clock > 0)
+        assert (game.deadline is not None) == timed
     else:
         assert game.turn is None and game.awaited is None and game.deadline is None
+    # R20: a running game has a person in it; the vote has not ended it yet.
+    if running:
+        assert any(p > 0 for s, p in enumerate(game.ids) if game.in_game(s))
+        voters = game.voters()
+        assert not voters or voters & ~game.votes
+    seats = (1 << len(game.ids)) - 1
+    assert not game.ran_out & ~seats and not game.votes & ~seats
+    assert all(game.ids[s] > 0 for s in range(len(game.ids)) if game.votes >> s & 1)
+    # The reveal's counters agree with each other and with the game.
+    if game.hands and game.tally is not None:
+        seated = range(len(game.ids))
+        assert sum(counter(game, PLAYS, s) for s in seated) == game.plays
+        assert sum(counter(game, CAUGHT, s) for s in seated) == sum(
+            counter(game, RIGHT, s) for s in seated
+        )
+        for s in seated:
+            assert counter(game, LIES, s) >= counter(game, CAUGHT, s)
+            assert counter(game, LIES, s) <= counter(game, PLAYS, s)
+            assert counter(game, PICKED_UP, s) <= 52 * game.plays
+        seen = view(game, None, game.updated)
+        if game.phase is Phase.OVER:
+            assert [st.player for st in seen.stats] == list(game.ids)
+            assert all(st.shouts >= st.right for st in seen.stats)
+        else:
+            assert seen.stats == () and seen.boldest is None, "hidden lies stay hidden"
     # R10: a shout is possible only at the most recent play, still open.
     if game.last is not None:
         assert game.last.play == game.plays and game.phase is not Phase.OVER
     # The stored form round-trips exactly, through JSON as it is stored.
     assert decode(json.loads(json.dumps(encode(game)))) == game
+
+
+def outcome(game: Game, move: Move, now: float) -> tuple[Game, list[ev.Event]] | Code:
+    try:
+        return apply(game, move, now)
+    except MenteurError as refused:
+        return refused.code
+
+
+def check_apply_is_settle_then_move(game: Game, move: Move, now: float) -> None:
+    """`apply(g, m, t)` is `apply(settle(g, t)[0], m, t)`, the clock's events first; or, for
+    `Timeout` (the clock's own move, judged before settling), `settle` itself."""
+    settled, clock_events = settle(game, now)
+    assert settle(settled, now) == (settled, []), "once settled, nothing more is due"
+    direct = outcome(game, move, now)
+    if isinstance(move, Timeout):
+        assert isinstance(direct, Code) or direct == (settled, clock_events)
+        return
+    after = outcome(settled, move, now)
+    if isinstance(after, Code):
+        assert direct == after
+    else:
+        assert direct == (after[0], clock_events + after[1])
 
 
 class MenteurMachine(RuleBasedStateMachine):
@@ -87,17 +146,28 @@ class MenteurMachine(RuleBasedStateMachine):
         self.now = 0.0
         self.rng = random.Random(0)
 
-    @initialize(players=st.integers(2, 8), seed=st.integers(0, 2**32), start=st.booleans())
-    def seat(self, players: int, seed: int, start: bool) -> None:
+    @initialize(
+        players=st.integers(2, 8),
+        robots=st.integers(0, 7),
+        clock=st.sampled_from(CLOCK_CHOICES),
+        seed=st.integers(0, 2**32),
+        start=st.booleans(),
+    )
+    def seat(self, players: int, robots: int, clock: int, seed: int, start: bool) -> None:
         self.rng = random.Random(seed)
+        self.game = open_table(1, 0.0, "P1", clock)
+        # The last seats go to computer players (negative ids), the opener stays a person.
+        people = max(1, players - robots)
         for p in range(2, players + 1):
-            self.game, _ = apply(self.game, Join(p, f"Player {p}"), self.now)
+            player = p if p <= people else -p
+            self.game, _ = apply(self.game, Join(player, f"Player {p}"), self.now)
         if start:
             self.game, _ = apply(self.game, Start(1, seed), self.now)
 
     def attempt(self, move: Move) -> None:
         before = encode(self.game)
         original = self.game
+        check_apply_is_settle_then_move(original, move, self.now)
         try:
             after, events = apply(self.game, move, self.now)
         except MenteurError as refused:
@@ -108,13 +178,29 @@ class MenteurMachine(RuleBasedStateMachine):
         assert encode(original) == before, "apply never mutates its input"
         for happened in events:
             event(type(happened).__name__)
+            if isinstance(happened, ev.Stopped):
+                event(f"Stopped: {happened.reason}")
+            if isinstance(happened, ev.Forfeited) and happened.clock:
+                event("Forfeited by the clock")
         if after.phase is Phase.OVER and original.phase is not Phase.OVER:
             assert isinstance(events[-1], ev.Won | ev.Stopped)
+        moved = (after.turn, after.rank, after.phase) != (
+            original.turn,
+            original.rank,
+            original.phase,
+        )
+        assert after.moment > original.moment if moved else after.moment >= original.moment
         self.game = after
 
-    @rule(wait=st.floats(0, 60))
+    @rule(wait=st.floats(0, 60) | st.floats(0, 400))
     def time_passes(self, wait: float) -> None:
         self.now += wait
+
+    @rule()
+    def time_reaches_the_deadline(self) -> None:
+        # Exactly, or a hair before: what is due is due at the deadline, not a moment sooner.
+        if self.game.deadline is not None:
+            self.now = max(self.now, self.game.deadline - self.rng.choice((0.0, 0.001)))
 
     @rule()
     def the_clock_settles(self) -> None:
@@ -143,6 +229,7 @@ class MenteurMachine(RuleBasedStateMachine):
     def anyone_tries_anything(self, data: st.DataObject) -> None:
         players = st.sampled_from((*self.game.ids, OUTSIDER))
         plays = st.integers(max(0, self.game.plays - 1), self.game.plays + 1)
+        moments = st.integers(max(0, self.game.moment - 1), self.game.moment + 1)
         turn = self.game.turn
         hand = 0 if turn is None else self.game.hands[turn]
         own_cards = st.sets(st.sampled_from(range(52)), max_size=5).map(
@@ -150,7 +237,7 @@ class MenteurMachine(RuleBasedStateMachine):
         )
         move = data.draw(
             st.one_of(
-                st.builds(Play, players, own_cards, st.none() | plays),
+                st.builds(Play, players, own_cards, st.none() | moments),
                 st.builds(Shout, players, plays),
                 st.builds(LetItStand, players, plays),
                 st.builds(Timeout, plays),
@@ -163,9 +250,35 @@ class MenteurMachine(RuleBasedStateMachine):
                 st.builds(Join, players, st.text(max_size=3)),
                 st.builds(Leave, players),
                 st.builds(Start, players, st.integers(0, 100)),
+                st.builds(VoteEnd, players),
+                st.builds(SetClock, players, st.sampled_from((*CLOCK_CHOICES, 45)), st.booleans()),
             )
         )
         self.attempt(move)
+
+    @rule(steps=st.integers(1, 30))
+    def the_people_are_away(self, steps: int) -> None:
+        # Only computer players act: the people's clocks run out (R20), the table plays for
+        # them, then forfeits them, until no person is left (or the clock is off).
+        for _ in range(steps):
+            if self.game.phase not in (Phase.PLAY, Phase.DECIDE):
+                return
+            self.now += 1
+            for robot in (p for p in self.game.ids if p < 0):
+                move = strategy.choose(view(self.game, robot, self.now), self.rng)
+                if move is not None:
+                    self.attempt(move)
+                    break
+            else:
+                if self.game.deadline is None:
+                    return
+                self.now = max(self.now, self.game.deadline)
+                self.game, happened = settle(self.game, self.now)
+                for e in happened:
+                    event(f"away: {type(e).__name__}")
+                    if isinstance(e, ev.Stopped):
+                        event(f"away: Stopped: {e.reason}")
+            check_invariants(self.game)
 
     @invariant()
     def invariants_hold(self) -> None:
