@@ -33,8 +33,9 @@ from engine import Phase, strategy, view  # noqa: E402
 from engine.moves import LetItStand, Play, Shout  # noqa: E402
 from handlers import telegram_io, webhook  # noqa: E402
 from handlers.callbacks import Kind  # noqa: E402
+from handlers.dynamo import DynamoStore  # noqa: E402
 from handlers.screens import Request  # noqa: E402
-from handlers.store import DynamoStore, Record  # noqa: E402
+from handlers.store import Record  # noqa: E402
 from infra.dynalite import Dynalite  # noqa: E402
 from tests.support import GROUP, Person, people  # noqa: E402
 from tests.support.bot import Table, running_bot  # noqa: E402

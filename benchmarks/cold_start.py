@@ -96,7 +96,7 @@ settings = Settings.from_env()
 bot = telegram_io.make_bot(settings.bot_token, settings.api_base_url)
 marks.append(time.perf_counter())
 from handlers.runtime import Runtime
-from handlers.store import DynamoStore
+from handlers.dynamo import DynamoStore
 Runtime(settings, bot=bot, store=DynamoStore(client, settings.table_name))
 marks.append(time.perf_counter())
 print(*(b - a for a, b in zip(marks, marks[1:])))

@@ -70,7 +70,8 @@ from engine import (  # noqa: E402
 )
 from handlers import callbacks, render  # noqa: E402
 from handlers.callbacks import Kind  # noqa: E402
-from handlers.store import DynamoStore, Record  # noqa: E402
+from handlers.dynamo import DynamoStore  # noqa: E402
+from handlers.store import Record  # noqa: E402
 from handlers.webhook import SECRET_HEADER  # noqa: E402
 from infra.dynalite import Dynalite  # noqa: E402
 from infra.fake_telegram import FakeTelegram, StoredMessage  # noqa: E402

@@ -20,7 +20,8 @@ import telegram
 from handlers import logs, telegram_io
 from handlers.app import MenteurBot
 from handlers.config import Settings
-from handlers.store import DynamoStore, Store
+from handlers.dynamo import DynamoStore
+from handlers.store import Store
 
 T = TypeVar("T")
 MAX_SQS_DELAY = 900  # seconds: SQS's limit; later timers are left to the scheduled sweep

@@ -31,8 +31,8 @@ from telegram.warnings import PTBUserWarning
 
 from handlers import registration, telegram_io, timer, webhook
 from handlers.config import Settings
+from handlers.dynamo import DynamoStore
 from handlers.runtime import Runtime
-from handlers.store import DynamoStore
 from infra.dynalite import REGION, Dynalite
 from infra.table import create_table
 

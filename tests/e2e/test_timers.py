@@ -12,9 +12,9 @@ from handlers import timer
 from handlers.callbacks import Kind
 from handlers.config import Settings
 from handlers.runtime import Runtime, SqsTimers
-from handlers.store import MemoryStore
 from tests.support import GROUP, Person, by_id, people
 from tests.support.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
+from tests.support.memory import MemoryStore
 
 
 def at_a_final_play(table: Table, players: list[Person]) -> tuple[Person, Person, float]:

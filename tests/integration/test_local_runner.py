@@ -21,7 +21,7 @@ import pytest
 from engine import Game, Phase
 from handlers.callbacks import Kind
 from handlers.config import Settings
-from handlers.store import DynamoStore
+from handlers.dynamo import DynamoStore
 from infra.fake_telegram import FakeTelegram
 from infra.runner import OFFLINE_TABLE, LocalBot, Poller
 from infra.terminal import ACTION_KEYS, GROUP, PERSON, OfflineTable, plain_text

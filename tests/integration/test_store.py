@@ -15,11 +15,13 @@ from moto import mock_aws
 from engine import Join, Start, apply, open_table
 from engine import events as ev
 from handlers import moments, names
+from handlers.dynamo import DynamoStore
 from handlers.names import NAME_LENGTH
-from handlers.store import Conflict, DynamoStore, MemoryStore, Record, Store
+from handlers.store import Conflict, Record, Store
 from handlers.text import SUPPORTED
 from infra.dynalite import Dynalite
 from infra.table import create_table
+from tests.support.memory import MemoryStore
 
 CHAT = -100123
 

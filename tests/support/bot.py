@@ -24,8 +24,9 @@ from engine import Game, Phase, card_name
 from handlers import timer, webhook
 from handlers.callbacks import Kind
 from handlers.config import Settings
+from handlers.dynamo import DynamoStore
 from handlers.runtime import Runtime
-from handlers.store import DynamoStore, Record
+from handlers.store import Record
 from infra.fake_telegram import FakeTelegram, StoredMessage
 from infra.table import create_table
 from tests.support import GROUP, SECRET, TOKEN, Clock, Person, RecordingTimers, by_id

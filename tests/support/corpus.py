@@ -22,7 +22,7 @@ from engine import Game, Phase, card_name, mask_of
 from engine.cards import rank_of
 from handlers import callbacks, render
 from handlers.callbacks import Kind, Press
-from handlers.store import DynamoStore
+from handlers.dynamo import DynamoStore
 from handlers.text import t
 from handlers.webhook import SECRET_HEADER
 from tests.support import GROUP, OTHER_GROUP, SECRET, TOKEN, Person

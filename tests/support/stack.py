@@ -39,12 +39,14 @@ from engine import Game, cards_in
 from handlers import webhook
 from handlers.callbacks import Kind
 from handlers.config import Settings
+from handlers.dynamo import DynamoStore
 from handlers.runtime import Runtime
-from handlers.store import Counts, DynamoStore, MemoryStore, Record, Store
+from handlers.store import Counts, Record, Store
 from infra.dynalite import Dynalite
 from infra.fake_telegram import FakeTelegram, StoredMessage
 from infra.table import create_table
 from tests.support import GROUP, SECRET, T0, TOKEN, Clock, Person
+from tests.support.memory import MemoryStore
 from tests.support.screens import button, card_buttons, selected
 from tests.support.updates import Updates, event
 

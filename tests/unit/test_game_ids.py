@@ -11,7 +11,8 @@ from handlers import acts, render
 from handlers.callbacks import GAME_IDS, decode
 from handlers.outcomes import Result, Why
 from handlers.service import Service
-from handlers.store import MemoryStore, Record
+from handlers.store import Record
+from tests.support.memory import MemoryStore
 
 CHAT = -1001234567890
 T0 = 1_764_400_000.0

@@ -1,0 +1,150 @@
+"""The store's fake for tests: `handlers.store.Store` in memory, with DynamoDB's conditional
+semantics (tests/integration/test_store.py runs the same cases on both), atomic under threads."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from handlers.store import Conflict, Counts, Record
+
+
+@dataclass
+class _Stored:
+    version: int
+    document: str
+    game_id: int
+    due: float | None
+    expires: int | None
+    writer: str | None = None
+    owed: float | None = None
+    table: int | None = None
+    final: int | None = None
+    hands: dict[int, int] = field(default_factory=dict)
+    unreachable: set[int] = field(default_factory=set)
+
+
+class MemoryStore:
+    """The in-memory fake: the same conditional semantics, atomic under threads."""
+
+    def __init__(self) -> None:
+        self.items: dict[tuple[int, int | None], _Stored] = {}
+        self.forum_topics: dict[int, set[int]] = {}
+        self.counts = Counts()
+        self._lock = threading.Lock()
+
+    def load(self, chat: int, topic: int | None = None) -> Record:
+        with self._lock:
+            self.counts.reads += 1
+            stored = self.items.get((chat, topic))
+            record = Record(chat, topic)
+            if stored is None:
+                return record
+            record.version = stored.version
+            record.read_document(stored.document)
+            record.due, record.expires = stored.due, stored.expires
+            record.writer, record.owed = stored.writer, stored.owed
+            record.table_msg, record.final_msg = stored.table, stored.final
+            record.hand_msgs = dict(stored.hands)
+            record.unreachable = set(stored.unreachable)
+            return record
+
+    def save(self, record: Record, *, new_game: bool = False) -> Record:
+        with self._lock:
+            self.counts.writes += 1
+            place = (record.chat, record.topic)
+            stored = self.items.get(place)
+            if (stored.version if stored else 0) != record.version:
+                raise Conflict(record.chat)
+            owed = stored.owed if stored else None
+            if record.redrawn is not None and owed != record.redrawn:
+                raise Conflict(record.chat)
+            kept = _Stored(
+                record.version + 1,
+                record.document(),
+                record.game_id,
+                record.due,
+                record.expires,
+                record.writer,
+            )
+            if record.redrawn is None:
+                kept.owed = owed
+            if stored is not None:
+                kept.unreachable = stored.unreachable
+                if not new_game:
+                    kept.table, kept.final, kept.hands = stored.table, stored.final, stored.hands
+            self.items[place] = kept
+        record.version += 1
+        record.redrawn = None
+        if new_game:
+            record.table_msg = record.final_msg = None
+            record.hand_msgs = {}
+        return record
+
+    def owe(self, chat: int, at: float, topic: int | None = None) -> None:
+        at = round(at * 1000) / 1000  # stored to the millisecond, as in DynamoDB
+        with self._lock:
+            self.counts.writes += 1
+            stored = self.items.get((chat, topic))
+            if stored is None or (stored.owed is not None and stored.owed >= at):
+                return
+            stored.owed = at
+            if stored.due is None or stored.due > at:
+                stored.due = at
+
+    def remember(
+        self,
+        chat: int,
+        game_id: int,
+        *,
+        topic: int | None = None,
+        table: int | None = None,
+        final: int | None = None,
+        hands: dict[int, int] | None = None,
+        unreachable: set[int] | None = None,
+        reachable: set[int] | None = None,
+    ) -> None:
+        if table is None and final is None and not hands and not unreachable and not reachable:
+            return
+        with self._lock:
+            self.counts.writes += 1
+            stored = self.items.get((chat, topic))
+            if stored is None or stored.game_id != game_id:
+                return
+            if table is not None:
+                stored.table = table
+            if final is not None:
+                stored.final = final
+            stored.hands.update(hands or {})
+            stored.unreachable |= unreachable or set()
+            stored.unreachable -= reachable or set()
+
+    def due(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:
+        with self._lock:
+            self.counts.reads += 1
+            ready = [
+                (s.due, (c, t))
+                for (c, t), s in self.items.items()
+                if s.due is not None and s.due <= now
+            ]
+            return [place for _, place in sorted(ready, key=lambda r: r[0])[:limit]]
+
+    def add_topic(self, chat: int, topic: int, expires: int | None) -> None:
+        with self._lock:
+            self.counts.writes += 1
+            self.forum_topics.setdefault(chat, set()).add(topic)
+
+    def topics(self, chat: int) -> list[int]:
+        with self._lock:
+            self.counts.reads += 1
+            return sorted(self.forum_topics.get(chat, ()))
+
+    def move(self, old_chat: int, new_chat: int) -> None:
+        old, new = (old_chat, None), (new_chat, None)  # a basic group has no topics
+        with self._lock:
+            if old not in self.items:
+                return
+            copy = self.items.get(new)
+            if copy is None or copy.version < self.items[old].version:
+                self.items[new] = self.items[old]
+            del self.items[old]
