@@ -67,6 +67,7 @@ __all__ = [
     "message_update",
     "my_chat_member_update",
     "server_error",
+    "together",
     "too_many_requests",
     "topic_closed_update",
     "user_json",
@@ -187,13 +188,15 @@ class Fault:
 
     ``delay`` seconds pass before the answer is written. The call has already taken effect by
     then (a delayed sendMessage is stored), as with a real Telegram timeout: the message may
-    well have been delivered although the client gave up waiting.
+    well have been delivered although the client gave up waiting. With a ``gate`` (see
+    `together`), the answer waits until the gate's other calls have arrived too.
     """
 
     status: int | None = None
     body: bytes = b""
     content_type: str = "application/json"
     delay: float = 0.0
+    gate: threading.Barrier | None = field(default=None, compare=False)
 
     def after(self, seconds: float) -> Fault:
         """The same fault, answered only after ``seconds``."""
@@ -262,6 +265,16 @@ def bad_gateway() -> Fault:
 def delay(seconds: float) -> Fault:
     """Answer normally, but only after ``seconds`` (to make the client time out)."""
     return Fault(delay=seconds)
+
+
+GATE_SECONDS = 10.0  # how long a gate waits for its other calls before it breaks
+
+
+def together(calls: int) -> Fault:
+    """Answer normally, but only once ``calls`` requests given this same fault are all in
+    flight: it proves a client sends them concurrently, without timing anything. Requests
+    sent one after another never meet; the gate breaks and each is answered 500."""
+    return Fault(gate=threading.Barrier(calls, timeout=GATE_SECONDS))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1010,6 +1023,15 @@ class FakeTelegram:
             # wait_for()s a call also sees its effect.
             self._calls.append(Call(method, params, at, token=token, status=status))
             self._changed.notify_all()
+        if fault is not None and fault.gate is not None:
+            try:
+                fault.gate.wait()
+            except threading.BrokenBarrierError:
+                return (
+                    *_error_body(500, "Internal Server Error: the gate broke"),
+                    "application/json",
+                    0.0,
+                )
         content_type_out = fault.content_type if fault and fault.status else "application/json"
         return status, payload, content_type_out, fault.delay if fault else 0.0
 

@@ -6,7 +6,6 @@ keep-alive connections are reused between calls as in production.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -37,6 +36,7 @@ from infra.fake_telegram import (
     chat_migrated,
     delay,
     server_error,
+    together,
     too_many_requests,
 )
 from tests.support import GROUP, TOKEN, Run
@@ -172,13 +172,13 @@ def test_requests_into_one_chat_keep_their_order(
 def test_requests_into_different_chats_run_concurrently(
     tg: FakeTelegram, send: Callable[..., Delivery]
 ) -> None:
+    # Each send is answered only once all three are in flight: sent one after another, they
+    # would break the gate and fail.
+    gate = together(3)
     for chat in (GROUP, ALICE, BOB):
-        tg.fail_next("sendMessage", chat_id=chat, error=delay(0.4))
-    started = time.monotonic()
+        tg.fail_next("sendMessage", chat_id=chat, error=gate)
     done = send(Send(GROUP, table("g")), Send(ALICE, table("a")), Send(BOB, table("b")))
-    elapsed = time.monotonic() - started
 
-    assert elapsed < 1.0  # one after the other would take 1.2 s
     assert done.failed == []
     assert [tg.messages_to(chat) for chat in (GROUP, ALICE, BOB)] == [["g"], ["a"], ["b"]]
     assert tg.connections_accepted == 3  # the pool opened a connection per chat
@@ -391,7 +391,8 @@ def test_a_send_that_times_out_is_not_retried(tg: FakeTelegram, run: Run) -> Non
 
 def test_an_edit_that_times_out_is_retried(tg: FakeTelegram, run: Run) -> None:
     bot = make_bot(TOKEN, tg.base_url, read_timeout=0.2)
-    tg.fail_next("editMessageText", chat_id=GROUP, error=delay(1.0))
+    # Far beyond the read timeout, however slowly the machine runs the client.
+    tg.fail_next("editMessageText", chat_id=GROUP, error=delay(10.0))
 
     done = run(deliver(bot, [Edit(GROUP, 1, table("edited"))]))
 
