@@ -7,9 +7,11 @@ import pytest
 from engine import Phase, card_name
 from engine.cards import rank_of
 from handlers.callbacks import Kind
+from handlers.text import t
 from tests.support import GROUP, Person, by_id, people
 from tests.support.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
 from tests.support.screens import button, buttons
+from tests.support.updates import answer_text
 
 
 def truthful_or_any(table: Table, person: Person, at_most: int = 4) -> set[int]:
@@ -134,3 +136,28 @@ def test_join_during_a_game_says_it_has_started_and_a_repeated_language_choice_w
         version = table.record().version
         table.press(players[0], GROUP, prompt.message_id, english)
         assert table.record().version == version
+
+
+def test_r6_a_play_button_drawn_before_a_challenge_is_stale_after_it() -> None:
+    """The case seen in a group: Bob's Play button, drawn while he could still shout, was
+    accepted after his own Liar! had changed the rank he had to call."""
+    players = people(3)
+    with running_bot(seed=5) as table:
+        open_and_start(table, players)
+        game = table.game()
+        first = by_id(players, game.awaited)
+        second = by_id(players, game.ids[(game.ids.index(first.id) + 1) % 3])
+        lie = min(c for c in table.hand(first) if rank_of(c) != game.rank)
+        table.play(first, {lie})
+        drawn_for = table.game().rank
+        drawn = table.select(second, {min(table.hand(second))})
+        stale = button(drawn, Kind.PLAY)
+        assert stale is not None
+        table.press_button(second, table.group_message_with(Kind.SHOUT), Kind.SHOUT)
+        after = table.game()
+        # The lie caught: Bob plays on, but under the rank of the caught play (R11), not the
+        # one his button was drawn for.
+        assert after.awaited == second.id and after.rank != drawn_for
+        response = table.press(second, second.id, drawn.message_id, stale)
+        assert answer_text(response) == t("en", "refusal_stale")
+        assert table.game() == after, "nothing changed"
