@@ -12,21 +12,7 @@ from engine.cards import RANKS, SUITS, card_name, cards_in, count, mask_of, pars
 from engine.codec import CodecError, decode, encode
 from engine.errors import Code, IllegalMove, InvalidMove, MenteurError
 from engine.events import StopReason
-from engine.game import (
-    BULLETS,
-    CLOCK_CHOICES,
-    CLOCK_DEFAULT,
-    DECISION_SECONDS,
-    MAX_PLAYERS,
-    MIN_PLAYERS,
-    Game,
-    Phase,
-    apply,
-    can,
-    open_table,
-    settle,
-    verify,
-)
+from engine.game import apply, open_table, settle
 from engine.moves import (
     Expire,
     Forfeit,
@@ -42,6 +28,17 @@ from engine.moves import (
     Timeout,
     VoteEnd,
 )
+from engine.state import (
+    BULLETS,
+    CLOCK_CHOICES,
+    CLOCK_DEFAULT,
+    DECISION_SECONDS,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    Game,
+    Phase,
+)
+from engine.verify import can, verify
 from engine.view import Bluff, CallView, SeatStats, SeatView, View, view
 
 __all__ = [

@@ -1,7 +1,7 @@
 """The stored form of a game: a compact, versioned, JSON-compatible list that round-trips.
 
 A flat list, the version first, then the values of `Game`'s fields in their declared order
-(`engine.game.FIELDS`): no key is stored, cards are 52-bit masks, so an 8-player game stays
+(`engine.state.FIELDS`): no key is stored, cards are 52-bit masks, so an 8-player game stays
 around half a kilobyte (one DynamoDB write unit is 1 KB), and decoding is one pass, cheap
 enough to run on every game action. When the fields change, bump `VERSION` and keep a reader
 for the old form, as for versions 1 and 2 below.
@@ -13,10 +13,8 @@ import re
 from typing import Any
 
 from engine.cards import FULL_DECK, RANK_COUNT
-from engine.game import (
+from engine.state import (
     CLOCK_CHOICES,
-    COUNTERS,
-    DIGITS,
     FIELDS,
     MAX_PLAY,
     MAX_PLAYERS,
@@ -25,6 +23,7 @@ from engine.game import (
     Phase,
     values_of,
 )
+from engine.tally import COUNTERS, DIGITS
 
 VERSION = 3
 

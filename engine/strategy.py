@@ -11,8 +11,8 @@ import random
 from math import comb
 
 from engine.cards import RANK_COUNT, RANK_MASKS, Mask, cards_in, count, count_of_rank, rank_of
-from engine.game import Phase
 from engine.moves import LetItStand, Move, Play, Shout
+from engine.state import Phase
 from engine.view import View
 
 

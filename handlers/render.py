@@ -24,8 +24,8 @@ from engine import (
     count,
     view,
 )
-from engine.game import MAX_PLAY
 from engine.records import replace
+from engine.state import MAX_PLAY
 from handlers import names
 from handlers.callbacks import NO_RANK, Kind, Place, Press, encode, toggles
 from handlers.screens import Button, Keyboard, Screen

@@ -10,7 +10,7 @@ import pytest
 from engine import CodecError, Join, Phase, Play, Start, apply, decode, encode, open_table
 from engine.cards import cards_in
 from engine.codec import VERSION
-from engine.game import Game, LastPlay
+from engine.state import Game, LastPlay
 
 SIXTEEN = "Abcdefghijklmnop"
 

@@ -41,7 +41,7 @@ from engine import (
 )
 from engine import events as ev
 from engine.cards import FULL_DECK
-from engine.game import CAUGHT, LIES, PICKED_UP, PLAYS, RIGHT, counter
+from engine.tally import CAUGHT, LIES, PICKED_UP, PLAYS, RIGHT, counter
 
 OUTSIDER = 99
 

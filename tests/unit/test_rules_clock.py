@@ -39,7 +39,7 @@ from engine import (
 )
 from engine import events as ev
 from engine.cards import RANKS, is_lie
-from engine.game import boldest_bluff
+from engine.tally import boldest_bluff
 from tests.support import T0
 from tests.support.games import cards, table
 

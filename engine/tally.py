@@ -1,0 +1,65 @@
+"""The reveal's counters (R16: shown once the game is over, kept nowhere after it): what each
+seat did, counted in the game's state as the game goes, and the boldest bluff that stood."""
+
+from __future__ import annotations
+
+from engine.cards import count, is_lie
+from engine.state import MAX_PLAY, MAX_PLAYERS, Game
+
+# Which counter, for `counter`. Liar! shouted is not kept: it is RIGHT plus the bullets spent,
+# since a right shout's bullet comes back and a wrong one's never does (R11).
+PLAYS, LIES, CAUGHT, RIGHT, PICKED_UP = range(5)
+COUNTERS = 5
+# A counter is one character of `Game.tally`: 0-61 are these, one byte in UTF-8; 62 and more
+# are chr(value + _WIDE) from U+0100, two bytes up to 1853, three beyond (a counter stops below
+# the surrogates, at `TALLY_MAX`, far beyond any game).
+DIGITS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_VALUES = {c: i for i, c in enumerate(DIGITS)}
+_WIDE = 0x100 - len(DIGITS)
+TALLY_MAX = 0xD7FF - _WIDE
+
+
+def _digit(value: int) -> str:
+    return DIGITS[value] if value < len(DIGITS) else chr(min(value, TALLY_MAX) + _WIDE)
+
+
+def _value(char: str) -> int:
+    value = _VALUES.get(char)
+    return ord(char) - _WIDE if value is None else value
+
+
+def counter(game: Game, which: int, seat: int) -> int:
+    """The reveal's counter `which` (`PLAYS`, `LIES`, ...) of `seat`; 0 when not kept."""
+    tally = game.tally or ""
+    i = which * len(game.ids) + seat
+    return _value(tally[i]) if i < len(tally) else 0
+
+
+def boldest_bluff(game: Game) -> tuple[int, int, int] | None:
+    """The boldest bluff that stood so far: (seat, cards played, rank called), or None."""
+    if not game.boldest:
+        return None
+    rest, seat = divmod(game.boldest - 1, MAX_PLAYERS)
+    rank, cards = divmod(rest, MAX_PLAY)
+    return seat, cards + 1, rank
+
+
+def add(g: Game, which: int, seat: int, by: int = 1) -> None:
+    tally = g.tally
+    if tally is None:
+        return
+    i = which * len(g.ids) + seat
+    if i >= len(tally):
+        tally += "0" * (i + 1 - len(tally))
+    g.tally = tally[:i] + _digit(_value(tally[i]) + by) + tally[i + 1 :]
+
+
+def stood(g: Game) -> None:
+    """The most recent play can no longer be challenged: a lie in it stood."""
+    last = g.last
+    if last is None or not is_lie(last.cards, last.rank):
+        return
+    cards = count(last.cards)
+    bold = boldest_bluff(g)
+    if bold is None or cards > bold[1]:  # the earliest stays on a tie
+        g.boldest = 1 + last.seat + MAX_PLAYERS * (cards - 1 + MAX_PLAY * last.rank)
