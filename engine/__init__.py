@@ -13,6 +13,7 @@ from engine.codec import CodecError, decode, encode
 from engine.errors import Code, IllegalMove, InvalidMove, MenteurError
 from engine.events import StopReason
 from engine.game import apply, open_table, settle
+from engine.legal import can, verify
 from engine.moves import (
     Expire,
     Forfeit,
@@ -38,7 +39,6 @@ from engine.state import (
     Game,
     Phase,
 )
-from engine.verify import can, verify
 from engine.view import Bluff, CallView, SeatStats, SeatView, View, view
 
 __all__ = [

@@ -45,13 +45,19 @@ def boldest_bluff(game: Game) -> tuple[int, int, int] | None:
 
 
 def add(g: Game, which: int, seat: int, by: int = 1) -> None:
+    """Count `by` more of counter `which` for `seat` (nothing for a game begun without them)."""
     tally = g.tally
     if tally is None:
         return
     i = which * len(g.ids) + seat
     if i >= len(tally):
         tally += "0" * (i + 1 - len(tally))
-    g.tally = tally[:i] + _digit(_value(tally[i]) + by) + tally[i + 1 :]
+    char = tally[i]
+    value = _VALUES.get(char)
+    # `_value` and `_digit` written out: a play counts twice, and every move pays for it.
+    value = (ord(char) - _WIDE if value is None else value) + by
+    digit = DIGITS[value] if value < len(DIGITS) else chr(min(value, TALLY_MAX) + _WIDE)
+    g.tally = tally[:i] + digit + tally[i + 1 :]
 
 
 def stood(g: Game) -> None:

@@ -9,11 +9,11 @@ player did (`stats`, `boldest`), which would tell hidden lies before.
 from __future__ import annotations
 
 from engine.cards import Mask, count
+from engine.legal import can
 from engine.moves import LetItStand, Shout, VoteEnd
 from engine.records import record
 from engine.state import BULLETS, Game, Phase
 from engine.tally import CAUGHT, LIES, PICKED_UP, PLAYS, RIGHT, boldest_bluff, counter
-from engine.verify import can
 
 
 @record
