@@ -1,8 +1,11 @@
-"""Games set up by hand for rule tests: hands written as cards ('7♦ 7♣'), all 52 accounted for."""
+"""Games set up by hand for rule tests: hands written as cards ('7♦ 7♣'), all 52 accounted for;
+and `refused`, which checks that a refused move changed nothing."""
 
 from __future__ import annotations
 
-from engine import Game, Phase, mask_of, parse_card
+import pytest
+
+from engine import Game, MenteurError, Phase, apply, encode, mask_of, parse_card
 from engine.cards import FULL_DECK, RANKS
 from tests.support import NAMES, T0
 
@@ -31,3 +34,12 @@ def table(*hands: str, rank: str = "A", turn: int = 0, rest_to: int = -1) -> Gam
         rank=RANKS.index(rank),
         turn=turn,
     )
+
+
+def refused(game: Game, move: object, now: float = T0) -> MenteurError:
+    """Apply a move that must be refused; check that the game did not change."""
+    before = encode(game)
+    with pytest.raises(MenteurError) as caught:
+        apply(game, move, now)  # type: ignore[arg-type]
+    assert encode(game) == before
+    return caught.value

@@ -19,7 +19,6 @@ from engine import (
     Join,
     Leave,
     LetItStand,
-    MenteurError,
     Phase,
     Play,
     Shout,
@@ -32,7 +31,6 @@ from engine import (
     card_name,
     cards_in,
     count,
-    encode,
     open_table,
     parse_card,
     settle,
@@ -42,7 +40,7 @@ from engine import (
 from engine import events as ev
 from engine.cards import FULL_DECK, RANKS, SUITS, is_lie
 from tests.support import T0
-from tests.support.games import cards, table
+from tests.support.games import cards, refused, table
 
 
 def lobby(players: int, now: float = T0, clock: int = CLOCK_DEFAULT) -> Game:
@@ -54,15 +52,6 @@ def lobby(players: int, now: float = T0, clock: int = CLOCK_DEFAULT) -> Game:
 
 def started(players: int, seed: int = 7, clock: int = CLOCK_DEFAULT) -> Game:
     return apply(lobby(players, clock=clock), Start(1, seed), T0)[0]
-
-
-def refused(game: Game, move: object, now: float = T0) -> MenteurError:
-    """Apply a move that must be refused; check that the game did not change."""
-    before = encode(game)
-    with pytest.raises(MenteurError) as caught:
-        apply(game, move, now)  # type: ignore[arg-type]
-    assert encode(game) == before
-    return caught.value
 
 
 # --- Table and cards -------------------------------------------------------------------------

@@ -20,7 +20,6 @@ from engine import (
     InvalidMove,
     Join,
     LetItStand,
-    MenteurError,
     Phase,
     Play,
     SeatStats,
@@ -32,7 +31,6 @@ from engine import (
     VoteEnd,
     apply,
     count,
-    encode,
     open_table,
     settle,
     view,
@@ -41,16 +39,7 @@ from engine import events as ev
 from engine.cards import RANKS, is_lie
 from engine.tally import boldest_bluff
 from tests.support import T0
-from tests.support.games import cards, table
-
-
-def refused(game: Game, move: object, now: float = T0) -> MenteurError:
-    """Apply a move that must be refused; check that the game did not change."""
-    before = encode(game)
-    with pytest.raises(MenteurError) as caught:
-        apply(game, move, now)  # type: ignore[arg-type]
-    assert encode(game) == before
-    return caught.value
+from tests.support.games import cards, refused, table
 
 
 def clocked(*hands: str, clock: int = 90, robots: tuple[int, ...] = (), **kw: Any) -> Game:
