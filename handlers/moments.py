@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine import DECISION_SECONDS, RANKS, Game, card_name, cards_in, count, view
+from engine import DECISION_SECONDS, RANKS, Game, View, card_name, cards_in, count, view
 from engine import events as ev
 from handlers.callbacks import Kind, Place
 from handlers.render import name_of, ranking_lines, seconds_left
@@ -45,6 +45,8 @@ def moments(
                 screens.append(Screen(block(lang, _won(event, events[:i], game, lang, now))))
             case ev.Stopped():
                 lines = [t(lang, "title_stopped"), _stopped(event, game, lang)]
+                v = view(game, None, now)
+                lines += reveal(game, v, [s.player for s in v.stats], lang)
                 screens.append(Screen(block(lang, lines)))
     return screens
 
@@ -133,7 +135,40 @@ def _won(e: ev.Won, before: Sequence[ev.Event], game: Game, lang: str, now: floa
     how = _how_won(before, game, lang)
     if how is not None:
         lines.append(how)
-    return [*lines, "", *ranking_lines(game, view(game, None, now), e.ranking, lang)]
+    v = view(game, None, now)
+    return [*lines, "", *ranking_lines(game, v, e.ranking, lang), *reveal(game, v, e.ranking, lang)]
+
+
+def reveal(game: Game, v: View, order: Sequence[int], lang: str) -> list[str]:
+    """R16, "How the game went": a line per player of `order` from the game's own counters, and
+    the boldest bluff that stood. Only once the game is over (`v.stats`), and nothing of it is
+    kept after: no totals across games. Empty for a game begun before the counters were kept,
+    or stopped in its lobby."""
+    if not v.stats:
+        return []
+    stats = {s.player: s for s in v.stats}
+    lines = ["", t(lang, "reveal_title")]
+    for player in order:
+        s = stats[player]
+        # One plural form per number, each a part of the row (`tn` chooses by one number).
+        lines.append(
+            t(
+                lang,
+                "reveal_row",
+                name=name_of(game, player, lang),
+                plays=tn(lang, "reveal_plays", s.plays),
+                lies=tn(lang, "reveal_lies", s.lies),
+                caught=tn(lang, "reveal_caught", s.caught),
+                shouts=tn(lang, "reveal_shouts", s.shouts),
+                right=tn(lang, "reveal_right", s.right),
+                picked=tn(lang, "reveal_picked", s.picked_up),
+            )
+        )
+    bold = v.boldest
+    if bold is not None:
+        name = name_of(game, bold.player, lang)
+        lines.append(t(lang, "reveal_boldest", name=name, n=bold.count, rank=RANKS[bold.rank]))
+    return lines
 
 
 def _stopped(e: ev.Stopped, game: Game, lang: str) -> str:

@@ -766,7 +766,8 @@ def test_the_end_says_who_won_how_and_the_final_ranking(game: Game, move: Move, 
     assert game.winner is not None
     winner = game.names[game.winner]
     assert lines_of(end)[:4] == [f"{winner} wins!", how, "", "Final ranking"]
-    assert len(lines_of(end)) == 4 + len(game.ids)
+    ranked = 4 + len(game.ids)
+    assert lines_of(end)[ranked : ranked + 2] == ["", "How the game went"], "then the reveal"
     assert lines_of(end)[4] == f"1. {winner} · {count(game.hands[game.winner])} cards"
     assert plain(moments.note(events, game, "en") or "") == how
 
@@ -775,7 +776,8 @@ def test_forfeited_players_rank_last_as_gone() -> None:
     game, _ = apply(two_left(), Forfeit(2), T0)
     game, events = apply(game, Forfeit(3), T0)
     end = moments.moments(events, game, PLACE, "en", T0)[-1]
-    assert lines_of(end)[-5:] == [
+    ranking = lines_of(end).index("Final ranking")
+    assert lines_of(end)[ranking : ranking + 5] == [
         "Final ranking",
         "1. Driss · 44 cards",
         "2. Chloé · left the game",
@@ -793,6 +795,120 @@ def test_a_stopped_game_says_by_whom_or_for_idleness(move: Move, said: str) -> N
     (screen,) = moments.moments(events, game, PLACE, "en", T0 + 3600)
     assert lines_of(screen)[0] == "Menteur · stopped — no winner"
     assert said in lines_of(screen)[1]
+
+
+# --- the reveal (R16): how the game went, told once at its end, kept nowhere ------------------
+
+
+def two_lies_one_caught() -> Game:
+    """Ann lies 9♠ under 8 and Bob's play lets it stand; Bob lies 9♥ 3♠ under 9 and Driss
+    catches it: Bob picks up 3, Driss gets the bullet back and plays next."""
+    game = dealt("A♠ 2♠ 9♠", "3♠ 4♠ 9♥", "5♠ 6♠", "7♠", rank="8")
+    game, _ = apply(game, Play(1, cards("9♠")), T0)
+    game, _ = apply(game, Play(2, cards("9♥ 3♠")), T0)
+    return apply(game, Shout(4, 2), T0)[0]
+
+
+REVEALED = {
+    "en": [
+        "How the game went",
+        "Ann · 1 play · 1 lie, 0 caught · Liar! 0×, 0 right · picked up 0",
+        "Bob · 1 play · 1 lie, 1 caught · Liar! 0×, 0 right · picked up 3",
+        "Chloé · 0 plays · 0 lies, 0 caught · Liar! 0×, 0 right · picked up 0",
+        "Driss · 0 plays · 0 lies, 0 caught · Liar! 1×, 1 right · picked up 0",
+        "Boldest bluff that stood: Ann, Called: 1 × 8.",
+    ],
+    "ar": [
+        "كيف جرت المباراة",
+        "Ann · وضع البطاقات مرة واحدة · كذبة واحدة، لم يُكشف منها شيء"
+        " · «كاذب!» ولا مرة، لم تُصب أي منها · التقاط البطاقات: ولا بطاقة",
+        "Bob · وضع البطاقات مرة واحدة · كذبة واحدة، كُشفت واحدة"
+        " · «كاذب!» ولا مرة، لم تُصب أي منها · التقاط البطاقات: 3 بطاقات",
+        "Chloé · وضع البطاقات: ولا مرة · ولا كذبة، لم يُكشف منها شيء"
+        " · «كاذب!» ولا مرة، لم تُصب أي منها · التقاط البطاقات: ولا بطاقة",
+        "Driss · وضع البطاقات: ولا مرة · ولا كذبة، لم يُكشف منها شيء"
+        " · «كاذب!» مرة واحدة، أصابت واحدة · التقاط البطاقات: ولا بطاقة",
+        "أجرأ كذبة لم يُعترض عليها: Ann، «أُعلن: 1 × 8».",
+    ],
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "ar"])
+def test_r16_a_stopped_game_tells_how_it_went_in_seat_order(lang: str) -> None:
+    game, events = apply(two_lies_one_caught(), Stop(1), T0)
+    (end,) = moments.moments(events, game, PLACE, lang, T0)
+    assert lines_of(end)[2:] == ["", *REVEALED[lang]]
+    check_direction(end.text, lang)
+    for name in game.names:
+        assert isolate(name) in end.text, "names made safe, as on every screen"
+    assert "How the game went" not in render.table(game, PLACE, lang, T0).text, "once, not twice"
+
+
+def test_r16_the_reveal_follows_the_final_ranking_in_its_order() -> None:
+    # Ann empties her hand truly; Chloé, with one card, ranks ahead of Bob, seated before her.
+    game = dealt("5♠ 5♥", "3♠ 4♠ 2♠", "6♠", "8♠", rank="5")
+    game, _ = apply(game, Play(1, cards("5♠ 5♥")), T0)
+    game, events = apply(game, LetItStand(2, 1), T0)
+    end = lines_of(moments.moments(events, game, PLACE, "en", T0)[-1])
+    assert end[3:7] == [
+        "Final ranking",
+        "1. Ann · 0 cards",
+        "2. Chloé · 1 card",
+        "3. Bob · 3 cards",
+    ]
+    reveal = end[end.index("How the game went") + 1 :]
+    assert [row.split(" · ")[0] for row in reveal] == ["Ann", "Chloé", "Bob", "Driss"]
+    assert reveal[0] == "Ann · 1 play · 0 lies, 0 caught · Liar! 0×, 0 right · picked up 0"
+    assert not any(row.startswith("Boldest") for row in reveal), "no bluff stood"
+
+
+def test_r16_nothing_is_told_before_the_end_nor_of_a_game_without_counters() -> None:
+    game = two_lies_one_caught()
+    assert view(game, None, T0).stats == ()  # before the end it would tell hidden lies
+    for screen in (render.table(game, PLACE, "en", T0), render.hand(game, 1, PLACE, "en", T0)):
+        assert "How the game went" not in screen.text
+    older = dataclasses.replace(game, tally=None)  # begun before the counters were kept
+    stopped, events = apply(older, Stop(1), T0)
+    (end,) = moments.moments(events, stopped, PLACE, "en", T0)
+    assert lines_of(end) == ["Menteur · stopped — no winner", "Ann stopped the game: no winner."]
+
+
+def widest_end(name: str) -> Game:
+    """An 8-player game over, every name `name` (told apart by superscripts, two of them
+    computer players), every counter at its greatest (`engine.game.TALLY_MAX`) and a bluff of
+    4 cards: the longest reveal there can be."""
+    deck = [1 << c for c in range(52)]
+    hands = [sum(deck[i::8]) for i in range(8)]
+    hands[7] |= hands[0]
+    hands[0] = 0
+    return Game(
+        opener=1,
+        updated=T0,
+        phase=Phase.OVER,
+        ids=(1, 2, 3, 4, -5, -6, 7, 8),
+        names=(name,) * 8,
+        hands=hands,
+        bullets=[0] * 8,
+        winner=0,
+        tally=chr(0xD7FF) * (5 * 8),
+        boldest=1 + 7 + 8 * (3 + 4 * 12),
+    )
+
+
+@pytest.mark.parametrize("lang", SUPPORTED)
+def test_r16_the_longest_end_message_fits_telegrams_4096_characters(lang: str) -> None:
+    """8 players with names of NAME_LENGTH (18) Arabic letters, or of the widest characters
+    (emoji: 2 UTF-16 units each; dots: doubled once made inert), and counters of 5 digits."""
+    for raw in ("ب" * 40, "\U0001f004" * 40, "." * 40):
+        name = names.person(raw)
+        assert len(name) == names.NAME_LENGTH
+        game = widest_end(name)
+        assert view(game, None, T0).stats[0].plays > 50_000
+        stopped = moments.moments([ev.Stopped(8)], game, PLACE, lang, T0)
+        won = moments.moments([ev.LetStand(1, 2), ev.Won(1, game.ranking())], game, PLACE, lang, T0)
+        for (screen,) in (stopped, won):
+            assert len(lines_of(screen)) > 2 + 8, "the reveal's 8 rows and more"
+            assert utf16_units(screen.text) <= 4096
 
 
 def test_calls_joins_starts_and_passed_turns_make_no_new_message() -> None:
