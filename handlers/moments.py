@@ -197,9 +197,9 @@ _WEIGHT: dict[type, int] = {
     ev.Started: 2,
     ev.Joined: 1,
     ev.Left: 1,
+    ev.Voted: 1,
     # Not worded yet: a note about them tells the event beside them (the table's play's call).
     ev.TablePlayed: 0,
-    ev.Voted: 0,
     ev.ClockSet: 0,
 }
 
@@ -251,6 +251,11 @@ def note(
             return t(lang, "note_turn_passed", name=name(player))
         case ev.DecisionPassed(decider=decider):
             return t(lang, "note_decision_passed", name=name(decider))
+        case ev.Voted(player=player, votes=votes, needed=needed):
+            # The awaited player's vote waits for the turn to pass (a vote ends the game only
+            # once every person but the awaited one has voted).
+            key = "note_voted_awaited" if player == game.awaited else "note_voted"
+            return t(lang, key, name=name(player), votes=votes, needed=needed)
         case ev.Won():
             return _how_won(before, game, lang) or t(lang, "winner", name=name(event.winner))
         case ev.Stopped():

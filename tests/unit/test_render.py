@@ -33,6 +33,7 @@ from engine import (
     Start,
     Stop,
     Timeout,
+    VoteEnd,
     apply,
     card_name,
     cards_in,
@@ -59,7 +60,7 @@ PLACE = Place(CHAT, GAME_ID)
 NAMES = ("Ann", "شهد", "Bob", "Chloé", "دريس", "Emma", "فريد", "Gus")
 SUIT = re.compile("[♠♥♦♣]")
 CARD = re.compile(r"(?:10|[A2-9VDR])[♠♥♦♣]")
-GROUP_KINDS = {Kind.JOIN, Kind.LEAVE, Kind.START, Kind.SHOUT, Kind.STAND, Kind.REMOVE}
+GROUP_KINDS = {Kind.JOIN, Kind.LEAVE, Kind.START, Kind.SHOUT, Kind.STAND, Kind.REMOVE, Kind.VOTE}
 
 
 def catalogue_files() -> dict[str, dict[str, Any]]:
@@ -446,7 +447,10 @@ def test_the_running_table_shows_the_call_counts_bullets_and_who_plays() -> None
         "▶ Chloé · 2 cards · bullets ●●●",
         "\u2003 Driss · 44 cards · bullets ●●○",
     ]
-    assert buttons(screen) == [("Liar!", Press(Kind.SHOUT, CHAT, GAME_ID, 2))]
+    assert buttons(screen) == [
+        ("Liar!", Press(Kind.SHOUT, CHAT, GAME_ID, 2)),
+        ("End game", Press(Kind.VOTE, CHAT, GAME_ID)),
+    ]
 
 
 def test_the_arabic_table_says_the_same_right_to_left() -> None:
@@ -461,14 +465,18 @@ def test_the_arabic_table_says_the_same_right_to_left() -> None:
     assert all(line.startswith(RLM) for line in screen.text.split("\n"))
     for name in ("Ann", "Bob", "Chloé", "Driss"):
         assert isolate(name) in screen.text
-    assert buttons(screen) == [("كاذب!", Press(Kind.SHOUT, CHAT, GAME_ID, 2))]
+    assert buttons(screen) == [
+        ("كاذب!", Press(Kind.SHOUT, CHAT, GAME_ID, 2)),
+        ("إنهاء المباراة", Press(Kind.VOTE, CHAT, GAME_ID)),
+    ]
 
 
 def test_liar_leaves_the_table_when_no_shout_is_possible() -> None:
     start = apply(lobby(3), Start(1, 5), T0)[0]
-    assert render.table(start, PLACE, "en", T0).buttons == ()
+    only_the_vote = [("End game", Press(Kind.VOTE, CHAT, GAME_ID))]
+    assert buttons(render.table(start, PLACE, "en", T0)) == only_the_vote
     challenged, _ = apply(lie_on_the_pile(), Shout(4, 2), T0)
-    assert render.table(challenged, PLACE, "en", T0).buttons == ()
+    assert buttons(render.table(challenged, PLACE, "en", T0)) == only_the_vote
     assert "Called:" not in render.table(challenged, PLACE, "en", T0).text
 
 
@@ -481,12 +489,71 @@ def test_a_final_play_shows_who_decides_the_seconds_left_and_let_it_stand() -> N
     assert buttons(screen) == [
         ("Liar!", Press(Kind.SHOUT, CHAT, GAME_ID, 1)),
         ("Let it stand", Press(Kind.STAND, CHAT, GAME_ID, 1)),
+        ("End game", Press(Kind.VOTE, CHAT, GAME_ID)),
     ]
 
 
 def test_a_forfeited_seat_is_marked_as_gone() -> None:
     game, _ = apply(lie_on_the_pile(), Forfeit(4), T0)
     assert "\u2003 Driss · left the game" in lines_of(render.table(game, PLACE, "en", T0))
+
+
+def rows_of(screen: Screen) -> list[list[str]]:
+    return [[plain(b.text) for b in row] for row in screen.buttons]
+
+
+def test_r18_end_game_sits_under_the_moves_and_counts_the_votes_once_someone_voted() -> None:
+    game = lie_on_the_pile()  # Chloé (3) is to play: Ann, Bob and Driss have the vote
+    assert rows_of(render.table(game, PLACE, "en", T0)) == [["Liar!"], ["End game"]]
+    game, events = apply(game, VoteEnd(1), T0)
+    for lang, label, said in (
+        ("en", "End game 1/3", "Ann voted to end the game (1/3)."),
+        ("ar", "إنهاء المباراة (1 من 3)", "صوّت Ann لإنهاء المباراة (1 من 3)."),
+    ):
+        screen = render.table(game, PLACE, lang, T0, moments.note(events, game, lang))
+        assert buttons(screen)[-1] == (label, Press(Kind.VOTE, CHAT, GAME_ID))
+        assert lines_of(screen)[-1] == said
+        check_direction(screen.text, lang)
+    game, _ = apply(game, Play(3, cards("5♠")), T0)  # the moves do not reset the votes
+    assert rows_of(render.table(game, PLACE, "en", T0)) == [["Liar!"], ["End game 1/3"]]
+
+
+def test_r18_the_awaited_players_vote_counts_once_the_turn_passes() -> None:
+    game, events = apply(lie_on_the_pile(), VoteEnd(3), T0)  # Chloé, who is to play
+    assert plain(moments.note(events, game, "en") or "") == (
+        "Chloé voted to end the game: the vote counts once it is someone else's turn (0/3)."
+    )
+    assert rows_of(render.table(game, PLACE, "en", T0))[-1] == ["End game"]
+    game, _ = apply(game, Play(3, cards("5♠")), T0)  # Driss is to play: Chloé's vote counts
+    assert rows_of(render.table(game, PLACE, "en", T0))[-1] == ["End game 1/3"]
+
+
+def test_r18_the_last_vote_stops_the_game_and_its_buttons_go() -> None:
+    game = lie_on_the_pile()
+    for player in (1, 2):
+        game, _ = apply(game, VoteEnd(player), T0)
+    game, events = apply(game, VoteEnd(4), T0)
+    assert events[-1] == ev.Stopped(None, ev.StopReason.VOTE)
+    note = moments.note(events, game, "en")
+    assert plain(note or "") == "The players voted to end the game: no winner."
+    screen = render.table(game, PLACE, "en", T0, note)
+    assert lines_of(screen) == [
+        "Menteur · stopped — no winner",
+        "",
+        "The players voted to end the game: no winner.",
+    ]
+    assert screen.buttons == ()
+
+
+def test_r18_only_people_vote_and_nobody_votes_when_the_only_person_is_awaited() -> None:
+    people_and_computers = dataclasses.replace(lie_on_the_pile(), ids=(1, -2, 3, -4))
+    assert view(people_and_computers, None, T0).votes_needed == 1  # Ann: Chloé is to play
+    with pytest.raises(IllegalMove):
+        apply(people_and_computers, VoteEnd(-2), T0)
+    assert rows_of(render.table(people_and_computers, PLACE, "en", T0))[-1] == ["End game"]
+    alone = dataclasses.replace(people_and_computers, ids=(-1, -2, 3, -4))
+    assert view(alone, None, T0).votes_needed == 0
+    assert all(p.kind is not Kind.VOTE for _, p in buttons(render.table(alone, PLACE, "en", T0)))
 
 
 def test_the_end_shows_the_winner_and_the_final_ranking_with_cards_left() -> None:
@@ -555,7 +622,8 @@ def test_a_hint_naming_a_table_button_quotes_it_as_the_table_shows_it(
     game, _ = apply(game, Play(1, cards("A♥")), T0)
     table = render.table(game, PLACE, table_lang, T0)
     liar = plain(t(table_lang, "btn_liar"))
-    assert [plain(b.text) for row in table.buttons for b in row] == [liar]
+    end = plain(t(table_lang, "btn_end_unvoted"))
+    assert [plain(b.text) for row in table.buttons for b in row] == [liar, end]
     waiting = render.hand(game, 3, PLACE, player_lang, T0, table_lang=table_lang)
     hint = plain(lines_of(waiting)[1])
     assert liar in hint, "the table's own word"
