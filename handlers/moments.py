@@ -46,7 +46,7 @@ def moments(
             case ev.Stopped():
                 lines = [t(lang, "title_stopped"), _stopped(event, game, lang)]
                 v = view(game, None, now)
-                lines += reveal(game, v, [s.player for s in v.stats], lang)
+                lines += _reveal(game, v, [s.player for s in v.stats], lang)
                 screens.append(Screen(block(lang, lines)))
     return screens
 
@@ -136,10 +136,15 @@ def _won(e: ev.Won, before: Sequence[ev.Event], game: Game, lang: str, now: floa
     if how is not None:
         lines.append(how)
     v = view(game, None, now)
-    return [*lines, "", *ranking_lines(game, v, e.ranking, lang), *reveal(game, v, e.ranking, lang)]
+    return [
+        *lines,
+        "",
+        *ranking_lines(game, v, e.ranking, lang),
+        *_reveal(game, v, e.ranking, lang),
+    ]
 
 
-def reveal(game: Game, v: View, order: Sequence[int], lang: str) -> list[str]:
+def _reveal(game: Game, v: View, order: Sequence[int], lang: str) -> list[str]:
     """R16, "How the game went": a line per player of `order` from the game's own counters, and
     the boldest bluff that stood. Only once the game is over (`v.stats`), and nothing of it is
     kept after: no totals across games. Empty for a game begun before the counters were kept,
@@ -150,7 +155,8 @@ def reveal(game: Game, v: View, order: Sequence[int], lang: str) -> list[str]:
     lines = ["", t(lang, "reveal_title")]
     for player in order:
         s = stats[player]
-        # One plural form per number, each a part of the row (`tn` chooses by one number).
+        # A number each, worded alone for its plural form (`tn` chooses by one number); in the
+        # row, each part is one isolated unit, as any value is.
         lines.append(
             t(
                 lang,
