@@ -8,6 +8,7 @@
     tests.support.corpus     hostile webhook inputs, and a game that checks nothing changed
     tests.support.stack      dynalite and many Lambda containers, for races, scale and load
     tests.support.games      games dealt by hand for the rule tests ('7♦ 7♣')
+    tests.support.items      a chat's stored item, kept as the bot keeps it, and its size
 
 The update JSON itself is spelled once, by the fake Bot API (`infra.fake_telegram`), which the
 offline table uses too; the Lambda event once, by the local runner (`infra.runner`); the secret
