@@ -1,11 +1,13 @@
 """How fast and how small the engine is, next to the cost of parsing one Telegram update.
 
-    .venv/bin/python benchmarks/engine.py [--games 10000] [--seed 1]
+    .venv/bin/python benchmarks/engine.py [--games 10000] [--seed 1] [--item-games 20]
 
 Plays whole games between computer players (2-8 seats, seeded) and prints games per second,
-the median and p99 time to apply one move, the encoded size of 8-player games, and one move
-plus one encode/decode round trip next to python-telegram-bot's `Update.de_json` of a button
-press, measured in the same run (goal: under 10 % of it).
+the median and p99 time to apply one move, the encoded size of 8-player games, the size of the
+whole stored item of 8-player games (on moto, as handlers/store.py writes it: the record's
+document, its keys and the message ids beside it, in an English and an Arabic group), and one
+move plus one encode/decode round trip next to python-telegram-bot's `Update.de_json` of a
+button press, measured in the same run (goal: under 10 % of it).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from engine import (  # noqa: E402
 )
 from infra.fake_telegram import StoredMessage  # noqa: E402
 from tests.support import GROUP, T0, Person  # noqa: E402
+from tests.support.items import dynamodb, game_items, item_size  # noqa: E402
 from tests.support.updates import Updates  # noqa: E402
 
 # A press of Liar! on a table message, as Telegram delivers it.
@@ -108,6 +111,18 @@ def eight_player_sizes(seed: int, games: int) -> list[int]:
     return sizes
 
 
+def eight_player_items(seed: int, games: int, lang: str) -> tuple[list[int], list[int]]:
+    """The whole stored item's size (DynamoDB's measure) after every move of some 8-player
+    games with 16-letter names in a group speaking `lang`, and at the end of each."""
+    every, ends = [], []
+    with dynamodb() as client:
+        for g in range(games):
+            sizes = [item_size(item) for _, item in game_items(client, seed + g, lang)]
+            every += sizes
+            ends.append(sizes[-1])
+    return every, ends
+
+
 def per_call_us(fn: object, repeat: int = 7, number: int = 2000) -> float:
     best = min(timeit.repeat(fn, repeat=repeat, number=number))  # type: ignore[arg-type]
     return best / number * 1e6
@@ -117,6 +132,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--item-games", type=int, default=20, help="8-player games on moto")
     args = parser.parse_args()
 
     samples: list[tuple[Game, Move, float]] = []
@@ -139,6 +155,15 @@ def main() -> None:
         f"encoded size, 8 players, 16-letter names: median {statistics.median(sizes):.0f} B, "
         f"max {max(sizes)} B (goal <= 1024 B)"
     )
+    for lang in ("en", "ar"):
+        every, ends = eight_player_items(args.seed, args.item_games, lang)
+        over = sum(size > 1024 for size in every)
+        print(
+            f"stored item, 8 players, 16-letter names, {lang} group, {args.item_games} games: "
+            f"after each of {len(every)} moves median {statistics.median(every):.0f} B, "
+            f"max {max(every)} B, {over} over 1024 B; at the end median "
+            f"{statistics.median(ends):.0f} B, max {max(ends)} B"
+        )
 
     def move_and_round_trip() -> None:
         for game, move, now in samples[:100]:

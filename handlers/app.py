@@ -22,7 +22,7 @@ from telegram import (
     User,
 )
 
-from engine import Forfeit, Leave, LetItStand, Move, Play, Shout, Start, Stop
+from engine import Forfeit, Leave, LetItStand, Move, Play, Shout, Start, Stop, VoteEnd
 from handlers import acts, callbacks, names, render, telegram_io
 from handlers.callbacks import BadCallback, Kind, Place, Press
 from handlers.outcomes import Act, Outcome, Result, Via, Why, ignored
@@ -159,6 +159,8 @@ class MenteurBot(Service):
                 move = LetItStand(user.id, press.number)
             case Kind.PLAY:
                 move = Play(user.id, press.cards, press.number)
+            case Kind.VOTE:
+                move = VoteEnd(user.id)
         act = acts.PlayerMove(move, press.game, lang)
         return await self.transact(
             press.chat, update_id, act, topic=press.topic, query=query, action=type(move).__name__

@@ -41,6 +41,7 @@ class Kind(StrEnum):
     PLAY = "p"
     LANGUAGE = "g"  # `number` indexes the supported languages
     REMOVE = "r"  # take a computer player off the lobby's table: `number` is N of "Robot N"
+    VOTE = "v"  # End game: a vote to end the game, which lasts until the end (`number` is 0)
 
 
 class BadCallback(ValueError):

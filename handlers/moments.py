@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine import DECISION_SECONDS, RANKS, Game, card_name, cards_in, count, view
+from engine import DECISION_SECONDS, RANKS, Game, View, card_name, cards_in, count, view
 from engine import events as ev
 from handlers.callbacks import Kind, Place
 from handlers.render import name_of, ranking_lines, seconds_left
@@ -45,6 +45,8 @@ def moments(
                 screens.append(Screen(block(lang, _won(event, events[:i], game, lang, now))))
             case ev.Stopped():
                 lines = [t(lang, "title_stopped"), _stopped(event, game, lang)]
+                v = view(game, None, now)
+                lines += _reveal(game, v, [s.player for s in v.stats], lang)
                 screens.append(Screen(block(lang, lines)))
     return screens
 
@@ -133,7 +135,46 @@ def _won(e: ev.Won, before: Sequence[ev.Event], game: Game, lang: str, now: floa
     how = _how_won(before, game, lang)
     if how is not None:
         lines.append(how)
-    return [*lines, "", *ranking_lines(game, view(game, None, now), e.ranking, lang)]
+    v = view(game, None, now)
+    return [
+        *lines,
+        "",
+        *ranking_lines(game, v, e.ranking, lang),
+        *_reveal(game, v, e.ranking, lang),
+    ]
+
+
+def _reveal(game: Game, v: View, order: Sequence[int], lang: str) -> list[str]:
+    """R16, "How the game went": a line per player of `order` from the game's own counters, and
+    the boldest bluff that stood. Only once the game is over (`v.stats`), and nothing of it is
+    kept after: no totals across games. Empty for a game begun before the counters were kept,
+    or stopped in its lobby."""
+    if not v.stats:
+        return []
+    stats = {s.player: s for s in v.stats}
+    lines = ["", t(lang, "reveal_title")]
+    for player in order:
+        s = stats[player]
+        # A number each, worded alone for its plural form (`tn` chooses by one number); in the
+        # row, each part is one isolated unit, as any value is.
+        lines.append(
+            t(
+                lang,
+                "reveal_row",
+                name=name_of(game, player, lang),
+                plays=tn(lang, "reveal_plays", s.plays),
+                lies=tn(lang, "reveal_lies", s.lies),
+                caught=tn(lang, "reveal_caught", s.caught),
+                shouts=tn(lang, "reveal_shouts", s.shouts),
+                right=tn(lang, "reveal_right", s.right),
+                picked=tn(lang, "reveal_picked", s.picked_up),
+            )
+        )
+    bold = v.boldest
+    if bold is not None:
+        name = name_of(game, bold.player, lang)
+        lines.append(t(lang, "reveal_boldest", name=name, n=bold.count, rank=RANKS[bold.rank]))
+    return lines
 
 
 def _stopped(e: ev.Stopped, game: Game, lang: str) -> str:
@@ -162,9 +203,9 @@ _WEIGHT: dict[type, int] = {
     ev.Started: 2,
     ev.Joined: 1,
     ev.Left: 1,
+    ev.Voted: 1,
     # Not worded yet: a note about them tells the event beside them (the table's play's call).
     ev.TablePlayed: 0,
-    ev.Voted: 0,
     ev.ClockSet: 0,
 }
 
@@ -216,6 +257,11 @@ def note(
             return t(lang, "note_turn_passed", name=name(player))
         case ev.DecisionPassed(decider=decider):
             return t(lang, "note_decision_passed", name=name(decider))
+        case ev.Voted(player=player, votes=votes, needed=needed):
+            # The awaited player's vote waits for the turn to pass (a vote ends the game only
+            # once every person but the awaited one has voted).
+            key = "note_voted_awaited" if player == game.awaited else "note_voted"
+            return t(lang, key, name=name(player), votes=votes, needed=needed)
         case ev.Won():
             return _how_won(before, game, lang) or t(lang, "winner", name=name(event.winner))
         case ev.Stopped():

@@ -100,7 +100,14 @@ def table(game: Game, place: Place, lang: str, now: float, note: str | None = No
         buttons.append(Button(t(lang, "btn_liar"), place.data(Kind.SHOUT, v.plays)))
     if final is not None and (v.deadline is None or now < v.deadline):
         buttons.append(Button(t(lang, "btn_stand"), place.data(Kind.STAND, v.plays)))
-    return Screen(block(lang, lines), (tuple(buttons),) if buttons else ())
+    rows = [tuple(buttons)] if buttons else []
+    if v.votes_needed > 0:
+        # On a row of its own, under the moves: a vote, not a thing to press in a hurry.
+        label = t(lang, "btn_end", votes=v.votes, needed=v.votes_needed)
+        if not v.votes:
+            label = t(lang, "btn_end_unvoted")
+        rows.append((Button(label, place.data(Kind.VOTE)),))
+    return Screen(block(lang, lines), tuple(rows))
 
 
 def _lobby(game: Game, v: View, place: Place, lang: str, note: str | None) -> Screen:

@@ -12,7 +12,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
-from engine import Join, Start, apply, open_table
+from engine import Join, Phase, Start, apply, open_table, view
 from engine import events as ev
 from handlers import moments, names
 from handlers.dynamo import DynamoStore
@@ -21,6 +21,7 @@ from handlers.store import Conflict, Record, Store
 from handlers.text import SUPPORTED
 from infra.dynalite import Dynalite
 from infra.table import create_table
+from tests.support.items import dynamodb, game_items, item_size
 from tests.support.memory import MemoryStore
 
 CHAT = -100123
@@ -253,24 +254,6 @@ def test_a_move_whose_delete_failed_is_finished_by_the_retry(client: Any) -> Non
     assert store.load(-1005).moving is None
 
 
-def item_size(value: dict[str, Any]) -> int:
-    """DynamoDB's own measure of an item: names plus values, numbers by their digits."""
-
-    def size(v: dict[str, Any]) -> int:
-        ((kind, inner),) = v.items()
-        if kind == "S":
-            return len(inner.encode())
-        if kind == "N":
-            return (len(inner.strip("-").lstrip("0").replace(".", "")) + 1) // 2 + 1
-        if kind == "NS":
-            return sum(size({"N": n}) for n in inner)
-        if kind == "M":
-            return 3 + sum(len(k.encode()) + size(x) + 1 for k, x in inner.items())
-        raise AssertionError(kind)
-
-    return sum(len(name.encode()) + size(v) for name, v in value.items())
-
-
 def eight_player_item(monkeypatch: pytest.MonkeyPatch, name: str, title: str) -> dict[str, Any]:
     """The stored item of a full table, mid-game, with every name `name` and the table's note
     naming two of them, after the ids of all the messages sent have been remembered."""
@@ -320,3 +303,17 @@ def test_names_at_the_length_limit_keep_the_item_small(monkeypatch: pytest.Monke
     widest = names.person("\U0001f004" * 40)  # 🀄: 4 bytes in UTF-8, like every emoji
     assert len(widest) == NAME_LENGTH
     assert item_size(eight_player_item(monkeypatch, widest, "\U0001f004" * 40)) <= 2048
+
+
+@pytest.mark.parametrize("lang", SUPPORTED)
+def test_r16_the_item_at_the_end_of_eight_player_games_fits_one_write_unit(lang: str) -> None:
+    """The reveal's counters (R16) grow with the game and are all there at its end: the item of
+    8 players with 16-letter names, the game's record and every message id beside it, still
+    takes one write unit then (at most 996 B in 100 games; during the game it may take two:
+    `benchmarks/engine.py` measures every move)."""
+    with dynamodb() as client:
+        for seed in range(3):
+            *_, (game, item) = game_items(client, seed, lang)
+            assert game.phase is Phase.OVER and game.tally, "the counters are kept"
+            assert view(game, None, game.updated).stats, "and told"
+            assert item_size(item) <= 1024, item_size(item)

@@ -10,6 +10,7 @@
     tests.support.games      games dealt by hand for the rule tests ('7♦ 7♣')
     tests.support.memory     the store's fake: DynamoDB's conditional semantics in memory
     tests.support.forum      people in a forum supergroup, each topic with its game
+    tests.support.items      a chat's stored item, kept as the bot keeps it, and its size
 
 The update JSON itself is spelled once, by the fake Bot API (`infra.fake_telegram`), which the
 offline table uses too; the Lambda event once, by the local runner (`infra.runner`); the secret

@@ -33,6 +33,7 @@ from engine import (
     Start,
     Stop,
     Timeout,
+    VoteEnd,
     apply,
     card_name,
     cards_in,
@@ -59,7 +60,7 @@ PLACE = Place(CHAT, GAME_ID)
 NAMES = ("Ann", "شهد", "Bob", "Chloé", "دريس", "Emma", "فريد", "Gus")
 SUIT = re.compile("[♠♥♦♣]")
 CARD = re.compile(r"(?:10|[A2-9VDR])[♠♥♦♣]")
-GROUP_KINDS = {Kind.JOIN, Kind.LEAVE, Kind.START, Kind.SHOUT, Kind.STAND, Kind.REMOVE}
+GROUP_KINDS = {Kind.JOIN, Kind.LEAVE, Kind.START, Kind.SHOUT, Kind.STAND, Kind.REMOVE, Kind.VOTE}
 
 
 def catalogue_files() -> dict[str, dict[str, Any]]:
@@ -446,7 +447,10 @@ def test_the_running_table_shows_the_call_counts_bullets_and_who_plays() -> None
         "▶ Chloé · 2 cards · bullets ●●●",
         "\u2003 Driss · 44 cards · bullets ●●○",
     ]
-    assert buttons(screen) == [("Liar!", Press(Kind.SHOUT, CHAT, GAME_ID, 2))]
+    assert buttons(screen) == [
+        ("Liar!", Press(Kind.SHOUT, CHAT, GAME_ID, 2)),
+        ("End game", Press(Kind.VOTE, CHAT, GAME_ID)),
+    ]
 
 
 def test_the_arabic_table_says_the_same_right_to_left() -> None:
@@ -461,14 +465,18 @@ def test_the_arabic_table_says_the_same_right_to_left() -> None:
     assert all(line.startswith(RLM) for line in screen.text.split("\n"))
     for name in ("Ann", "Bob", "Chloé", "Driss"):
         assert isolate(name) in screen.text
-    assert buttons(screen) == [("كاذب!", Press(Kind.SHOUT, CHAT, GAME_ID, 2))]
+    assert buttons(screen) == [
+        ("كاذب!", Press(Kind.SHOUT, CHAT, GAME_ID, 2)),
+        ("إنهاء المباراة", Press(Kind.VOTE, CHAT, GAME_ID)),
+    ]
 
 
 def test_liar_leaves_the_table_when_no_shout_is_possible() -> None:
     start = apply(lobby(3), Start(1, 5), T0)[0]
-    assert render.table(start, PLACE, "en", T0).buttons == ()
+    only_the_vote = [("End game", Press(Kind.VOTE, CHAT, GAME_ID))]
+    assert buttons(render.table(start, PLACE, "en", T0)) == only_the_vote
     challenged, _ = apply(lie_on_the_pile(), Shout(4, 2), T0)
-    assert render.table(challenged, PLACE, "en", T0).buttons == ()
+    assert buttons(render.table(challenged, PLACE, "en", T0)) == only_the_vote
     assert "Called:" not in render.table(challenged, PLACE, "en", T0).text
 
 
@@ -481,12 +489,71 @@ def test_a_final_play_shows_who_decides_the_seconds_left_and_let_it_stand() -> N
     assert buttons(screen) == [
         ("Liar!", Press(Kind.SHOUT, CHAT, GAME_ID, 1)),
         ("Let it stand", Press(Kind.STAND, CHAT, GAME_ID, 1)),
+        ("End game", Press(Kind.VOTE, CHAT, GAME_ID)),
     ]
 
 
 def test_a_forfeited_seat_is_marked_as_gone() -> None:
     game, _ = apply(lie_on_the_pile(), Forfeit(4), T0)
     assert "\u2003 Driss · left the game" in lines_of(render.table(game, PLACE, "en", T0))
+
+
+def rows_of(screen: Screen) -> list[list[str]]:
+    return [[plain(b.text) for b in row] for row in screen.buttons]
+
+
+def test_r18_end_game_sits_under_the_moves_and_counts_the_votes_once_someone_voted() -> None:
+    game = lie_on_the_pile()  # Chloé (3) is to play: Ann, Bob and Driss have the vote
+    assert rows_of(render.table(game, PLACE, "en", T0)) == [["Liar!"], ["End game"]]
+    game, events = apply(game, VoteEnd(1), T0)
+    for lang, label, said in (
+        ("en", "End game 1/3", "Ann voted to end the game (1/3)."),
+        ("ar", "إنهاء المباراة (1 من 3)", "صوّت Ann لإنهاء المباراة (1 من 3)."),
+    ):
+        screen = render.table(game, PLACE, lang, T0, moments.note(events, game, lang))
+        assert buttons(screen)[-1] == (label, Press(Kind.VOTE, CHAT, GAME_ID))
+        assert lines_of(screen)[-1] == said
+        check_direction(screen.text, lang)
+    game, _ = apply(game, Play(3, cards("5♠")), T0)  # the moves do not reset the votes
+    assert rows_of(render.table(game, PLACE, "en", T0)) == [["Liar!"], ["End game 1/3"]]
+
+
+def test_r18_the_awaited_players_vote_counts_once_the_turn_passes() -> None:
+    game, events = apply(lie_on_the_pile(), VoteEnd(3), T0)  # Chloé, who is to play
+    assert plain(moments.note(events, game, "en") or "") == (
+        "Chloé voted to end the game: the vote counts once it is someone else's turn (0/3)."
+    )
+    assert rows_of(render.table(game, PLACE, "en", T0))[-1] == ["End game"]
+    game, _ = apply(game, Play(3, cards("5♠")), T0)  # Driss is to play: Chloé's vote counts
+    assert rows_of(render.table(game, PLACE, "en", T0))[-1] == ["End game 1/3"]
+
+
+def test_r18_the_last_vote_stops_the_game_and_its_buttons_go() -> None:
+    game = lie_on_the_pile()
+    for player in (1, 2):
+        game, _ = apply(game, VoteEnd(player), T0)
+    game, events = apply(game, VoteEnd(4), T0)
+    assert events[-1] == ev.Stopped(None, ev.StopReason.VOTE)
+    note = moments.note(events, game, "en")
+    assert plain(note or "") == "The players voted to end the game: no winner."
+    screen = render.table(game, PLACE, "en", T0, note)
+    assert lines_of(screen) == [
+        "Menteur · stopped — no winner",
+        "",
+        "The players voted to end the game: no winner.",
+    ]
+    assert screen.buttons == ()
+
+
+def test_r18_only_people_vote_and_nobody_votes_when_the_only_person_is_awaited() -> None:
+    people_and_computers = dataclasses.replace(lie_on_the_pile(), ids=(1, -2, 3, -4))
+    assert view(people_and_computers, None, T0).votes_needed == 1  # Ann: Chloé is to play
+    with pytest.raises(IllegalMove):
+        apply(people_and_computers, VoteEnd(-2), T0)
+    assert rows_of(render.table(people_and_computers, PLACE, "en", T0))[-1] == ["End game"]
+    alone = dataclasses.replace(people_and_computers, ids=(-1, -2, 3, -4))
+    assert view(alone, None, T0).votes_needed == 0
+    assert all(p.kind is not Kind.VOTE for _, p in buttons(render.table(alone, PLACE, "en", T0)))
 
 
 def test_the_end_shows_the_winner_and_the_final_ranking_with_cards_left() -> None:
@@ -555,7 +622,8 @@ def test_a_hint_naming_a_table_button_quotes_it_as_the_table_shows_it(
     game, _ = apply(game, Play(1, cards("A♥")), T0)
     table = render.table(game, PLACE, table_lang, T0)
     liar = plain(t(table_lang, "btn_liar"))
-    assert [plain(b.text) for row in table.buttons for b in row] == [liar]
+    end = plain(t(table_lang, "btn_end_unvoted"))
+    assert [plain(b.text) for row in table.buttons for b in row] == [liar, end]
     waiting = render.hand(game, 3, PLACE, player_lang, T0, table_lang=table_lang)
     hint = plain(lines_of(waiting)[1])
     assert liar in hint, "the table's own word"
@@ -766,7 +834,8 @@ def test_the_end_says_who_won_how_and_the_final_ranking(game: Game, move: Move, 
     assert game.winner is not None
     winner = game.names[game.winner]
     assert lines_of(end)[:4] == [f"{winner} wins!", how, "", "Final ranking"]
-    assert len(lines_of(end)) == 4 + len(game.ids)
+    ranked = 4 + len(game.ids)
+    assert lines_of(end)[ranked : ranked + 2] == ["", "How the game went"], "then the reveal"
     assert lines_of(end)[4] == f"1. {winner} · {count(game.hands[game.winner])} cards"
     assert plain(moments.note(events, game, "en") or "") == how
 
@@ -775,7 +844,8 @@ def test_forfeited_players_rank_last_as_gone() -> None:
     game, _ = apply(two_left(), Forfeit(2), T0)
     game, events = apply(game, Forfeit(3), T0)
     end = moments.moments(events, game, PLACE, "en", T0)[-1]
-    assert lines_of(end)[-5:] == [
+    ranking = lines_of(end).index("Final ranking")
+    assert lines_of(end)[ranking : ranking + 5] == [
         "Final ranking",
         "1. Driss · 44 cards",
         "2. Chloé · left the game",
@@ -793,6 +863,120 @@ def test_a_stopped_game_says_by_whom_or_for_idleness(move: Move, said: str) -> N
     (screen,) = moments.moments(events, game, PLACE, "en", T0 + 3600)
     assert lines_of(screen)[0] == "Menteur · stopped — no winner"
     assert said in lines_of(screen)[1]
+
+
+# --- the reveal (R16): how the game went, told once at its end, kept nowhere ------------------
+
+
+def two_lies_one_caught() -> Game:
+    """Ann lies 9♠ under 8 and Bob's play lets it stand; Bob lies 9♥ 3♠ under 9 and Driss
+    catches it: Bob picks up 3, Driss gets the bullet back and plays next."""
+    game = dealt("A♠ 2♠ 9♠", "3♠ 4♠ 9♥", "5♠ 6♠", "7♠", rank="8")
+    game, _ = apply(game, Play(1, cards("9♠")), T0)
+    game, _ = apply(game, Play(2, cards("9♥ 3♠")), T0)
+    return apply(game, Shout(4, 2), T0)[0]
+
+
+REVEALED = {
+    "en": [
+        "How the game went",
+        "Ann · 1 play · 1 lie, 0 caught · Liar! 0×, 0 right · picked up 0",
+        "Bob · 1 play · 1 lie, 1 caught · Liar! 0×, 0 right · picked up 3",
+        "Chloé · 0 plays · 0 lies, 0 caught · Liar! 0×, 0 right · picked up 0",
+        "Driss · 0 plays · 0 lies, 0 caught · Liar! 1×, 1 right · picked up 0",
+        "Boldest bluff that stood: Ann, Called: 1 × 8.",
+    ],
+    "ar": [
+        "كيف جرت المباراة",
+        "Ann · وضع البطاقات مرة واحدة · كذبة واحدة، لم يُكشف منها شيء"
+        " · «كاذب!» ولا مرة، لم تُصب أي منها · التقاط البطاقات: ولا بطاقة",
+        "Bob · وضع البطاقات مرة واحدة · كذبة واحدة، كُشفت واحدة"
+        " · «كاذب!» ولا مرة، لم تُصب أي منها · التقاط البطاقات: 3 بطاقات",
+        "Chloé · وضع البطاقات: ولا مرة · ولا كذبة، لم يُكشف منها شيء"
+        " · «كاذب!» ولا مرة، لم تُصب أي منها · التقاط البطاقات: ولا بطاقة",
+        "Driss · وضع البطاقات: ولا مرة · ولا كذبة، لم يُكشف منها شيء"
+        " · «كاذب!» مرة واحدة، أصابت واحدة · التقاط البطاقات: ولا بطاقة",
+        "أجرأ كذبة لم يُعترض عليها: Ann، «أُعلن: 1 × 8».",
+    ],
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "ar"])
+def test_r16_a_stopped_game_tells_how_it_went_in_seat_order(lang: str) -> None:
+    game, events = apply(two_lies_one_caught(), Stop(1), T0)
+    (end,) = moments.moments(events, game, PLACE, lang, T0)
+    assert lines_of(end)[2:] == ["", *REVEALED[lang]]
+    check_direction(end.text, lang)
+    for name in game.names:
+        assert isolate(name) in end.text, "names made safe, as on every screen"
+    assert "How the game went" not in render.table(game, PLACE, lang, T0).text, "once, not twice"
+
+
+def test_r16_the_reveal_follows_the_final_ranking_in_its_order() -> None:
+    # Ann empties her hand truly; Chloé, with one card, ranks ahead of Bob, seated before her.
+    game = dealt("5♠ 5♥", "3♠ 4♠ 2♠", "6♠", "8♠", rank="5")
+    game, _ = apply(game, Play(1, cards("5♠ 5♥")), T0)
+    game, events = apply(game, LetItStand(2, 1), T0)
+    end = lines_of(moments.moments(events, game, PLACE, "en", T0)[-1])
+    assert end[3:7] == [
+        "Final ranking",
+        "1. Ann · 0 cards",
+        "2. Chloé · 1 card",
+        "3. Bob · 3 cards",
+    ]
+    reveal = end[end.index("How the game went") + 1 :]
+    assert [row.split(" · ")[0] for row in reveal] == ["Ann", "Chloé", "Bob", "Driss"]
+    assert reveal[0] == "Ann · 1 play · 0 lies, 0 caught · Liar! 0×, 0 right · picked up 0"
+    assert not any(row.startswith("Boldest") for row in reveal), "no bluff stood"
+
+
+def test_r16_nothing_is_told_before_the_end_nor_of_a_game_without_counters() -> None:
+    game = two_lies_one_caught()
+    assert view(game, None, T0).stats == ()  # before the end it would tell hidden lies
+    for screen in (render.table(game, PLACE, "en", T0), render.hand(game, 1, PLACE, "en", T0)):
+        assert "How the game went" not in screen.text
+    older = dataclasses.replace(game, tally=None)  # begun before the counters were kept
+    stopped, events = apply(older, Stop(1), T0)
+    (end,) = moments.moments(events, stopped, PLACE, "en", T0)
+    assert lines_of(end) == ["Menteur · stopped — no winner", "Ann stopped the game: no winner."]
+
+
+def widest_end(name: str) -> Game:
+    """An 8-player game over, every name `name` (told apart by superscripts, two of them
+    computer players), every counter at its greatest (`engine.game.TALLY_MAX`) and a bluff of
+    4 cards: the longest reveal there can be."""
+    deck = [1 << c for c in range(52)]
+    hands = [sum(deck[i::8]) for i in range(8)]
+    hands[7] |= hands[0]
+    hands[0] = 0
+    return Game(
+        opener=1,
+        updated=T0,
+        phase=Phase.OVER,
+        ids=(1, 2, 3, 4, -5, -6, 7, 8),
+        names=(name,) * 8,
+        hands=hands,
+        bullets=[0] * 8,
+        winner=0,
+        tally=chr(0xD7FF) * (5 * 8),
+        boldest=1 + 7 + 8 * (3 + 4 * 12),
+    )
+
+
+@pytest.mark.parametrize("lang", SUPPORTED)
+def test_r16_the_longest_end_message_fits_telegrams_4096_characters(lang: str) -> None:
+    """8 players with names of NAME_LENGTH (18) Arabic letters, or of the widest characters
+    (emoji: 2 UTF-16 units each; dots: doubled once made inert), and counters of 5 digits."""
+    for raw in ("ب" * 40, "\U0001f004" * 40, "." * 40):
+        name = names.person(raw)
+        assert len(name) == names.NAME_LENGTH
+        game = widest_end(name)
+        assert view(game, None, T0).stats[0].plays > 50_000
+        stopped = moments.moments([ev.Stopped(8)], game, PLACE, lang, T0)
+        won = moments.moments([ev.LetStand(1, 2), ev.Won(1, game.ranking())], game, PLACE, lang, T0)
+        for (screen,) in (stopped, won):
+            assert len(lines_of(screen)) > 2 + 8, "the reveal's 8 rows and more"
+            assert utf16_units(screen.text) <= 4096
 
 
 def test_calls_joins_starts_and_passed_turns_make_no_new_message() -> None:

@@ -1,0 +1,167 @@
+"""The vote to end a game (R18, the engine's decision): the table's End game button, pressed
+through the webhook by the seated people, counted on the table, refused with a reason in the
+presser's language, and the end it brings told with the game's reveal (R16)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from engine import Phase
+from handlers import callbacks
+from handlers.callbacks import Kind, Press
+from handlers.text import FSI, PDI, RLM, t
+from tests.support import GROUP, Person
+from tests.support.bot import Table, running_bot
+from tests.support.corpus import CALLBACK_LIMIT, Scene, games
+from tests.support.screens import button, button_texts
+from tests.support.updates import answer_text
+
+ANN = Person(101, "Ann")  # opens the game and sits
+BOB = Person(102, "Bob")
+CHLOE = Person(103, "Chloé")
+EVE = Person(104, "Eve")  # a member of the group, not at the table
+
+
+def plain(text: str) -> str:
+    return text.replace(FSI, "").replace(PDI, "").replace(RLM, "")
+
+
+@contextmanager
+def started(seated: list[Person], robots: int = 0, lang: str = "en") -> Iterator[Scene]:
+    """`seated` at the table (the first opened it) and `robots` computer players; started."""
+    with running_bot(seed=5) as table:
+        people = [Person(p.id, p.name, lang) for p in seated]
+        table.say(people[0], "/newgame")
+        for person in people:
+            table.join(person)
+        for _ in range(robots):
+            table.say(people[0], "/addbot")
+        table.press_button(people[0], table.group_message_with(Kind.START), Kind.START)
+        assert table.game().phase is Phase.PLAY
+        yield Scene(table, people)
+
+
+def table_text(table: Table) -> tuple[str, str]:
+    """The table message as shown: its text, and its buttons' labels."""
+    message = table.tg.message(GROUP, table.record().table_msg or 0)
+    assert message is not None
+    return plain(message.text or ""), plain(button_texts(message))
+
+
+def vote(table: Table, person: Person) -> str | None:
+    """`person` presses End game on the table message; the answer to their press."""
+    message = table.tg.message(GROUP, table.record().table_msg or 0)
+    data = button(message, Kind.VOTE)
+    assert data is not None, "the table offers End game"
+    return answer_text(table.press(person, GROUP, message.message_id if message else 0, data))
+
+
+def voters(scene: Scene) -> list[Person]:
+    """The seated people who are not awaited: their votes end the game."""
+    game = scene.table.game()
+    return [p for p in scene.players if p.id != game.awaited]
+
+
+def test_r18_every_person_but_the_awaited_one_votes_and_the_game_stops() -> None:
+    with started([ANN, BOB, CHLOE]) as scene:
+        table = scene.table
+        first, second = voters(scene)
+        assert table_text(table)[1].endswith("End game"), "offered before anyone voted"
+
+        assert vote(table, first) is None, "accepted: no refusal"
+        shown, labels = table_text(table)
+        assert labels.endswith("End game 1/2")
+        assert shown.endswith(f"{first.name} voted to end the game (1/2).")
+        assert table.game().phase is Phase.PLAY, "a partial vote stops nothing"
+
+        sent = len(table.tg.calls("sendMessage", chat_id=GROUP))
+        assert vote(table, second) is None
+        game = table.game()
+        assert game.phase is Phase.OVER and game.winner is None
+        shown, labels = table_text(table)
+        assert shown.startswith(t("en", "title_stopped"))
+        assert shown.endswith(t("en", "stopped_vote")), "the reason, on the table"
+        assert labels == "", "no button is left on the table"
+        (end,) = table.tg.calls("sendMessage", chat_id=GROUP)[sent:]
+        lines = plain(str(end.params["text"])).split("\n")
+        assert lines[:2] == [t("en", "title_stopped"), t("en", "stopped_vote")]
+        assert lines[2:4] == ["", "How the game went"]
+        rows = lines[4 : 4 + len(scene.players)]
+        seated = [scene.by_id(player).name for player in game.ids]
+        assert [row.split(" · ")[0] for row in rows] == seated, "in seat order: no ranking"
+        for person in scene.players:  # every hand says it is over, without a button
+            hand = table.hand_message(person)
+            assert t("en", "hand_over_stopped") in plain(hand.text or "")
+            assert button(hand, Kind.PLAY) is None
+
+
+@pytest.mark.parametrize("lang", ["en", "ar"])
+def test_r18_a_second_vote_a_stranger_and_an_old_button_are_refused_in_the_pressers_language(
+    lang: str,
+) -> None:
+    with started([ANN, BOB, CHLOE]) as scene:
+        table = scene.table
+        first = Person(voters(scene)[0].id, voters(scene)[0].name, lang)
+        vote(table, first)
+        shown, labels = table_text(table)
+        assert labels.endswith("End game 1/2")
+        eve = Person(EVE.id, EVE.name, lang)
+        for person, key in ((first, "refusal_already_voted"), (eve, "refusal_not_a_player")):
+            before = games(scene)
+            said = vote(table, person)
+            assert said == t(lang, key) and len(said) <= CALLBACK_LIMIT
+            assert games(scene) == before, "nothing changed"
+            assert table_text(table) == (shown, labels)
+        # A button of another game (forged, or from a game since replaced) acts on nothing.
+        record = table.record()
+        other = callbacks.encode(Press(Kind.VOTE, GROUP, record.game_id + 1))
+        before = games(scene)
+        said = answer_text(table.press(first, GROUP, record.table_msg or 0, other))
+        assert said == t(lang, "old_game") and games(scene) == before
+        # After the end, the End game of an old copy of the table is told the game is over.
+        stale = callbacks.encode(Press(Kind.VOTE, GROUP, record.game_id))
+        vote(table, voters(scene)[1])
+        assert table.game().phase is Phase.OVER
+        said = answer_text(table.press(first, GROUP, record.table_msg or 0, stale))
+        assert said == t(lang, "refusal_game_over")
+
+
+def test_r18_computer_players_have_no_vote_and_are_not_waited_for() -> None:
+    with started([ANN, BOB], robots=1) as scene:
+        table = scene.table
+        game = table.game()
+        people = [p for p in scene.players if p.id != game.awaited]
+        needed = len(people)
+        assert needed in (1, 2), "the people but the awaited one; never the computer player"
+        assert table_text(table)[1].endswith("End game")
+        vote(table, people[0])
+        if needed == 2:  # the computer player is to play: both people must vote
+            assert table_text(table)[1].endswith("End game 1/2")
+            assert table.game().phase is Phase.PLAY
+            vote(table, people[1])
+        game = table.game()
+        assert game.phase is Phase.OVER and game.winner is None
+        assert table_text(table)[0].endswith(t("en", "stopped_vote"))
+
+
+def test_r18_a_game_whose_only_person_is_awaited_offers_no_vote() -> None:
+    with started([ANN], robots=1) as scene:
+        table = scene.table
+        seen = set()
+        for _ in range(12):  # the computer player plays by the timer; Ann plays her first card
+            game = table.game()
+            if game.phase is not Phase.PLAY:
+                break
+            message = table.tg.message(GROUP, table.record().table_msg or 0)
+            offered = button(message, Kind.VOTE) is not None
+            assert offered == (game.awaited != ANN.id), "Ann alone votes, when she is not awaited"
+            seen.add(game.awaited)
+            if game.awaited == ANN.id:
+                table.play(ANN, {min(table.hand(ANN))})
+            else:
+                table.clock.advance(6)
+                table.tick()
+        assert seen == {ANN.id, -1}, "both turns were seen"
