@@ -210,8 +210,7 @@ class Scene:
         snap = Snapshot()
         for item in found:
             snap.items[item["pk"]["S"]] = tuple(
-                json.dumps(item.get(key), sort_keys=True)
-                for key in ("ver", "doc", "due", "expires")
+                repr(item.get(key)) for key in ("ver", "doc", "due", "expires")
             )
         return snap
 

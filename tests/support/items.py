@@ -40,6 +40,8 @@ def item_size(value: dict[str, Any]) -> int:
         ((kind, inner),) = v.items()
         if kind == "S":
             return len(inner.encode())
+        if kind == "B":
+            return len(inner)
         if kind == "N":
             return (len(inner.strip("-").lstrip("0").replace(".", "")) + 1) // 2 + 1
         if kind == "NS":
