@@ -41,6 +41,7 @@ class Kind(StrEnum):
     PLAY = "p"
     LANGUAGE = "g"  # `number` indexes the supported languages
     REMOVE = "r"  # take a computer player off the lobby's table: `number` is N of "Robot N"
+    CLOCK = "c"  # the chat's turn clock (R20): `number` is the seconds, 0 for none
 
 
 class BadCallback(ValueError):

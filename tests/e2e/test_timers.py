@@ -149,7 +149,7 @@ def test_computer_players_move_after_their_delay_through_the_same_path() -> None
 def test_an_idle_game_ends_and_the_group_is_told() -> None:
     players = people()
     with running_bot(seed=3) as table:
-        open_and_start(table, players)
+        open_and_start(table, players, "/newgame off")  # with a clock, the table plays on
         updated = table.game().updated
         due = table.record().due
         assert due is not None and 0 <= due - (updated + 24 * 3600) < 3600, "within the hour"
