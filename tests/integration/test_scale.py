@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from engine import (
+    DECISION_SECONDS,
     Game,
     LetItStand,
     Move,
@@ -52,12 +53,15 @@ from infra.fake_telegram import StoredMessage
 from tests.support import GROUP, Person, people
 from tests.support.screens import button, shown_cards
 from tests.support.stack import Container, Stack, held, open_game, select
+from tests.support.stalling import play_stalling_games
 from tests.unit.test_properties import check_invariants, play_out
 
 STACK_GAMES = int(os.environ.get("MENTEUR_STACK_GAMES", "200"))
 ENGINE_GAMES = int(os.environ.get("MENTEUR_ENGINE_GAMES", "10000"))
+STALLING_GAMES = int(os.environ.get("MENTEUR_STALLING_GAMES", "200"))
 STACK_SHARES = 20
 ENGINE_SHARES = 40
+STALLING_SHARES = 10
 IDLE_DECIDER = 0.25  # how often the decider of a final play lets the 45 seconds run out
 BIDI = str.maketrans("", "", "\u2068\u2069\u200f")
 RANKING_ROW = re.compile(r"^\d+\. (.+?) · ")
@@ -243,6 +247,30 @@ def test_whole_games_through_the_webhook_handler_keep_the_invariants(share: int)
         assert min(tally.moves[k] for k in ("Play", "Shout", "LetItStand")) > 0
     if seeds:
         assert tally.timeouts > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "share", range(STALLING_SHARES), ids=lambda k: f"seeds{k}mod{STALLING_SHARES}"
+)
+def test_r20_games_in_which_people_stop_answering_all_end_and_nobody_is_waited_for_long(
+    share: int,
+) -> None:
+    seeds = list(range(STALLING_GAMES))[share::STALLING_SHARES]
+    ending = play_stalling_games(seeds)
+    assert ending.games == len(seeds)
+    # Every game ends: with a winner, or stopped for want of people; never otherwise.
+    assert ending.won + ending.no_person == ending.games and ending.other_stops == 0
+    waits = ending.waits
+    # Nobody to play waits past their clock by more than 2 s (the SQS message set when the
+    # reminder went, up to a second late, then up to a second late itself); a decider, past
+    # the 45 seconds of R14 by more than 2 s.
+    assert max(waits.beyond_clock) <= 2.0
+    assert max(waits.after_deadline, default=0.0) <= 2.0
+    assert max(waits.decisions, default=0.0) <= DECISION_SECONDS + 2.0
+    if seeds:
+        assert ending.no_person >= 1, "the first game ends for want of people"
+        assert ending.table_plays > 0 and ending.clock_forfeits > 0
 
 
 def play_engine_games(seeds: list[int]) -> int:
