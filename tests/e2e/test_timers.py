@@ -81,6 +81,22 @@ def test_the_sqs_client_is_made_for_the_first_timer_not_at_start_up(
         rt.close()
 
 
+def test_a_mark_kept_to_the_millisecond_costs_no_second_more() -> None:
+    sent: list[dict[str, object]] = []
+
+    class Sqs:
+        def send_message(self, **message: object) -> None:
+            sent.append(message)
+
+    timers = SqsTimers(Sqs(), "https://sqs.example/q")
+    now = 1_764_400_000.1237  # a time of the wall clock, which `due` rounds up
+    mark = round((now + 45) * 1000) / 1000  # as `due` keeps it
+    timers.schedule(7, mark, now)
+    timers.schedule(7, now + 45.002, now)  # two milliseconds over: the next second
+    timers.schedule(7, now - 3, now)  # overdue: at once
+    assert [m["DelaySeconds"] for m in sent] == [45, 46, 0]
+
+
 def test_the_timer_message_is_a_45_second_sqs_delay_and_fires_through_the_timer_lambda() -> None:
     players = people()
     with running_bot(seed=3) as table:
