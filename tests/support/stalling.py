@@ -1,8 +1,9 @@
 """Whole games through the bot in which people stop answering (R20), on a simulated clock.
 
 People play as the computer player's policy would (`engine.strategy` on their own view), by
-pressing what the bot drew, a few seconds after each moment (now and then much later, about
-their deadline); some of them stop answering for good, at a random point of the game. Nobody
+pressing the bot's buttons (Play as their hand shows it once the cards are ticked; Liar! and
+Let it stand where they see them), a few seconds into each moment (now and then much later,
+about their deadline); some of them stop answering for good, at a random point of the game. Nobody
 waits for real time: one clock, moved from event to event, serves the bot's container and its
 timers alike. The timers are those of AWS: the bot's own `SqsTimers`, whose messages a simulated
 delay queue delivers at their `DelaySeconds` plus up to a second (SQS: "within about a second"),
@@ -32,18 +33,17 @@ from engine import (
     Play,
     Shout,
     apply,
-    cards_in,
     strategy,
     view,
 )
-from handlers import timer
+from handlers import callbacks, timer
 from handlers.callbacks import Kind
 from handlers.runtime import SqsTimers
 from handlers.text import FSI, PDI, t
 from infra.fake_telegram import StoredMessage
 from tests.support import GROUP, Person, people
 from tests.support.screens import button
-from tests.support.stack import Container, Stack, open_game, select
+from tests.support.stack import Container, Stack, open_game
 
 CLOCK = 30  # seconds: R20's shortest choice
 SQS_LATE = 1.0  # a delayed message arrives up to this long after its DelaySeconds
@@ -218,9 +218,13 @@ class Stalling:
         reason when the clock decided first (the stored game is then as the clock left it)."""
         person = next(p for p in self.people if p.id == move.player)  # type: ignore[union-attr]
         match move:
-            case Play(_, cards, _):
-                data = select(self.stack, self.c, person, set(cards_in(cards)), self.chat)
+            case Play(_, cards, moment):
+                # The Play button the hand shows once these cards are ticked (the ticking, a
+                # press a card, is the other scale test's: it costs a third of these games).
+                assert moment is not None, "the policy names the moment it played at"
                 message = self.stack.hand_message(person, self.chat)
+                place = self.stack.record(self.chat).place
+                data = callbacks.encode(place.press(Kind.PLAY, moment, cards=cards))
             case Shout() | LetItStand():
                 kind = Kind.SHOUT if isinstance(move, Shout) else Kind.STAND
                 message, data = self.a_button_for(person, kind)
