@@ -395,6 +395,9 @@ class SetClockSetting:
         lobby = game if game is not None and game.phase is Phase.LOBBY else None
         if record.clock == self.seconds and (lobby is None or lobby.clock == self.seconds):
             return Decision(result=Result.UNCHANGED)  # a second press on the same choice
+        if record.version == 0:
+            # As /newgame would: a new group speaks the language of whoever set it up first.
+            record.lang = self.lang or DEFAULT
         record.clock = self.seconds
         events: list[Event] = []
         if lobby is not None:

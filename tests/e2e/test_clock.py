@@ -457,3 +457,16 @@ def test_r20_a_game_with_no_person_left_ends_at_once_and_the_table_and_hands_say
             t("en", "clock_forfeit", group=GROUP_TITLE)
         )
         assert table.record().due is None, "nothing left to time"
+
+
+def test_r20_before_any_game_an_admin_sets_the_clock_of_the_first() -> None:
+    ada = Person(ADA.id, "Ada", "ar")
+    with running_bot() as table:
+        table.tg.admins.add((GROUP, ada.id))
+        table.say(ANN, "/settings 30")
+        assert sent_to(table, GROUP)[-1] == t("en", "refusal_not_allowed")
+        table.say(ada, "/settings 30")
+        record = table.record()
+        assert (record.clock, record.lang) == (30, "ar"), "the group speaks its first setter's"
+        table.say(ANN, "/newgame")
+        assert table.game().clock == 30
