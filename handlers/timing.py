@@ -64,6 +64,8 @@ def game_due(record: Record, idle_expiry: float) -> float | None:
     due = math.ceil((game.updated + idle_expiry) / IDLE_GRANULARITY) * IDLE_GRANULARITY
     if game.deadline is not None:  # R14's 45 seconds, or R20's clock
         due = min(due, game.deadline)
+    # R20's reminder comes first: with a clock, `due` moves with every person's turn after all
+    # (two index writes a play, the price of a timer at each turn's mark).
     remind = reminder_due(record)
     if remind is not None:
         due = min(due, remind)

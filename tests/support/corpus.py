@@ -666,6 +666,9 @@ def _presses(scene: Scene, game: Game, ids: _Ids) -> Iterator[tuple[str, dict[st
         ("leave running", awaited, GROUP, table_msg, press(Kind.LEAVE, 0)),
         ("language 2", awaited, GROUP, table_msg, press(Kind.LANGUAGE, 2)),
         ("language 35", STRANGER, GROUP, table_msg, press(Kind.LANGUAGE, 35)),
+        ("clock 45", awaited, GROUP, table_msg, press(Kind.CLOCK, 45)),
+        ("clock while running", awaited, GROUP, table_msg, press(Kind.CLOCK, 30)),
+        ("clock by a stranger", STRANGER, GROUP, table_msg, press(Kind.CLOCK, 0)),
         ("no data", awaited, GROUP, table_msg, None),
         ("empty data", awaited, GROUP, table_msg, ""),
     ]
