@@ -543,6 +543,32 @@ def test_r20_the_clock_and_a_play_at_its_deadline_have_exactly_one_outcome(
     assert seen == {"human", "timer"}
 
 
+def test_r20_a_reminders_timer_fired_twice_at_once_sends_one_reminder(
+    stack: Stack, racers: list[Container], clock_turn: Prepared, outcomes: Outcomes
+) -> None:
+    prep = clock_turn
+    chat, game = prep.chat, prep.game
+    assert game.deadline is not None
+    person = game.awaited
+    at = game.deadline - game.clock / 3
+    first, second = racers[0], racers[1]
+    for forced in [True] * 4 + [False] * FREE_ROUNDS:
+        prep.restore(stack, [first, second])
+        set_clocks([first, second], at)
+        if forced:
+            read_together([first, second])
+        sent = len(stack.tg.calls("sendMessage", chat_id=person))
+        commits = first.store.commits + second.store.commits
+
+        at_once(*(lambda c=c: timer.handle(timer_event(chat, at), c.rt) for c in (first, second)))
+
+        assert first.store.commits + second.store.commits - commits == 1, "one write"
+        assert len(stack.tg.calls("sendMessage", chat_id=person)) == sent + 1, "one reminder"
+        assert stack.record(chat).reminded == game.moment and stack.game(chat) == game
+        assert sorted(line["outcome"] for line in outcomes.lines) == ["nothing_due", "reminded"]
+        outcomes.clear()
+
+
 # --- 4. one update delivered three times at once -------------------------------------------------
 
 
