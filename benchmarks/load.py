@@ -319,8 +319,11 @@ class Driver:
     # --- opening the table -----------------------------------------------------------------------
 
     async def open(self) -> None:
-        """/newgame, everyone's Join and private /start, Start; then what was dealt."""
-        await self.post(self.updates.message(self.people[0], "/newgame", self.chat))
+        """/newgame off, everyone's Join and private /start, Start; then what was dealt. No turn
+        clock (R20): once the pressing stops (--duration), a game must stay as the drivers left
+        it for the check that no move was lost, and a table queued behind others must not be
+        played for."""
+        await self.post(self.updates.message(self.people[0], "/newgame off", self.chat))
         for person in self.people:
             table = await self._group_message(Kind.JOIN)
             join = button(table, Kind.JOIN)

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from engine import (
+    CLOCK_CHOICES,
     Code,
     Expire,
     Game,
@@ -20,6 +21,7 @@ from engine import (
     MenteurError,
     Move,
     Phase,
+    SetClock,
     Stop,
     apply,
     open_table,
@@ -29,9 +31,9 @@ from engine.events import Event
 from handlers import delivery, names, render, timing
 from handlers.callbacks import GAME_IDS, Kind, Place
 from handlers.outcomes import Decision, Reason, Result, Why
-from handlers.screens import Button, Keyboard, Request, Screen, Send
+from handlers.screens import Button, Edit, Keyboard, Request, Screen, Send
 from handlers.store import Record
-from handlers.text import DEFAULT, SUPPORTED, t
+from handlers.text import DEFAULT, SUPPORTED, block, t, tn
 
 
 def _reply(chat: int, text: str, buttons: Keyboard = ()) -> Send:
@@ -174,12 +176,15 @@ class Seat:
 class NewGame:
     """/newgame: a new lobby, unless a game is running. `game_id` is a random draw from
     `callbacks.GAME_IDS`; should it be the id of the game it replaces, the next one is taken.
-    `lang` is the opener's, when their app gave one."""
+    `lang` is the opener's, when their app gave one. `clock` (`/newgame 60`) is R20's seconds
+    for this game and the chat's next ones, as /settings would set them; None keeps the
+    chat's."""
 
     opener: int
     title: str
     lang: str | None
     game_id: int
+    clock: int | None = None
 
     def decide(self, record: Record, now: float) -> Decision:
         if record.game is not None and record.game.phase is not Phase.OVER:
@@ -188,9 +193,10 @@ class NewGame:
         if record.version == 0:
             # A new group speaks its opener's language until /language.
             record.lang = self.lang or DEFAULT
-        # R20's clock stays off until the group can choose it and the screens can tell what
-        # the table did for a player: the bot's side of R20.
-        record.game = open_table(self.opener, now, clock=0)
+        if self.clock is not None:
+            record.clock = self.clock
+        record.game = open_table(self.opener, now, clock=record.clock)
+        record.reminded = None  # moments count from 0 again
         ids = GAME_IDS
         record.game_id = (
             self.game_id
@@ -340,6 +346,74 @@ class SetLanguage:
 
 
 @dataclass(frozen=True)
+class Settings:
+    """/settings: the chat's turn clock (R20), with a button per choice while no game runs."""
+
+    reply_to: int
+
+    def decide(self, record: Record, now: float) -> Decision:
+        screen = render.settings(record.clock, record.game, record.place, record.lang)
+        return Decision(extra=[Send(self.reply_to, screen)])
+
+
+def clock_choice(argument: str) -> int | None:
+    """R20's seconds that `/newgame 60` or `/settings off` asks for, 0 for no clock; None when
+    the argument names none of `CLOCK_CHOICES` ("60", "60s", "٦٠", "off" or the off button's
+    word in a supported language)."""
+    word = argument.strip().casefold().removesuffix("s").strip()
+    offs = {"off", *(t(code, "btn_clock_off").strip("\u200f").casefold() for code in SUPPORTED)}
+    if word in offs:
+        return 0
+    seconds = int(word) if word.isdecimal() and len(word) <= 3 else None
+    return seconds if seconds in CLOCK_CHOICES else None
+
+
+@dataclass(frozen=True)
+class SetClockSetting:
+    """A clock button of /settings, or `/settings 60`: the chat's turn clock from now on (R20),
+    and the open lobby's, whose table then shows it. For the player who opened the chat's game
+    or a group administrator (`admin`); refused while a game runs. `message` is the settings
+    message pressed, redrawn with the choice ticked; a command (`reply_to`, the chat) is
+    answered in one line. Refusals in the presser's `lang`."""
+
+    seconds: int
+    by: int
+    admin: bool
+    lang: str | None = None
+    message: int | None = None
+    reply_to: int | None = None
+
+    def decide(self, record: Record, now: float) -> Decision:
+        lang = self.lang or record.lang
+        if self.seconds not in CLOCK_CHOICES:
+            return _refused(t(lang, "bad_button"), Why.BAD_BUTTON, self.reply_to)
+        if not _opener_or_admin(record, self.by, self.admin):
+            return _refused(t(lang, "refusal_not_allowed"), Code.NOT_ALLOWED, self.reply_to)
+        game = record.game
+        if game is not None and game.phase in (Phase.PLAY, Phase.DECIDE):
+            return _refused(t(lang, "clock_running"), Code.ALREADY_STARTED, self.reply_to)
+        lobby = game if game is not None and game.phase is Phase.LOBBY else None
+        if record.clock == self.seconds and (lobby is None or lobby.clock == self.seconds):
+            return Decision(result=Result.UNCHANGED)  # a second press on the same choice
+        if record.version == 0:
+            # As /newgame would: a new group speaks the language of whoever set it up first.
+            record.lang = self.lang or DEFAULT
+        record.clock = self.seconds
+        events: list[Event] = []
+        if lobby is not None:
+            move = SetClock(self.by, self.seconds, self.admin or self.by == lobby.opener)
+            record.game, events = apply(lobby, move, now)
+        shown = render.settings(record.clock, record.game, record.place, record.lang)
+        extra: list[Request] = []
+        if self.message is not None:
+            extra.append(Edit(record.chat, self.message, shown))
+        if self.reply_to is not None:
+            key = "note_clock" if self.seconds else "note_clock_off"
+            extra.append(_reply(self.reply_to, t(record.lang, key, seconds=self.seconds)))
+        return Decision(write=True, events=events, extra=extra)
+
+
+@dataclass(frozen=True)
 class Tick:
     """The timer's look at a game: the 45-second mark, a computer player's move, an idle end,
     a redraw owed after a flood limit."""
@@ -350,6 +424,7 @@ class Tick:
         game: Game | None = record.game
         owed = record.owed is not None and now >= record.owed
         due = timing.game_due(record, self.idle_expiry)  # `record.due` may be an owed redraw's
+        remind = timing.reminder_due(record)
         events: list[Event] = []
         if game is not None and game.phase is not Phase.OVER:
             game, events = settle(game, now)
@@ -361,14 +436,40 @@ class Tick:
                     game, more = apply(game, move, now)
                     events += more
             record.game = game
+        reminded = game is not None and not events and remind is not None and now >= remind
+        # Only when nothing else happened: the moment is then the one whose reminder is due.
+        reminder = self._remind(record, game, now) if reminded and game is not None else []
         if owed:
             # Screens Telegram made wait: the table and every hand, drawn from the game as it is
             # now, once however many redraws were owed. The mark goes with this write.
             record.redrawn, record.owed = record.owed, None
             result = Result.APPLIED if events else Result.RESENT
-            return Decision(write=True, events=events, all_hands=True, result=result)
-        result = Result.APPLIED if events else Result.NOTHING_DUE
-        return Decision(write=bool(events), events=events, result=result)
+            return Decision(
+                write=True, events=events, all_hands=True, result=result, extra=reminder
+            )
+        if events:
+            return Decision(write=True, events=events)
+        if reminded:
+            # Written with the moment reminded of, so that a timer fired again (or twice at
+            # once: one write wins) sends no second one; no screen changes.
+            return Decision(write=True, extra=reminder, redraw=False, result=Result.REMINDED)
+        return Decision(result=Result.NOTHING_DUE)
+
+    @staticmethod
+    def _remind(record: Record, game: Game, now: float) -> list[Request]:
+        """R20: one private message to the person awaited to play when a third of their clock is
+        left, in their language (none to a private chat that refuses the bot)."""
+        record.reminded = game.moment
+        player = game.awaited
+        if player is None or player < 0 or player in record.unreachable:
+            return []
+        lang = record.lang_of(player)
+        seconds = render.seconds_left(game.deadline, now)
+        lines = [tn(lang, "reminder", seconds, group=record.title)]
+        seat = game.seat_of(player)
+        if seat is not None and game.ran_out >> seat & 1:
+            lines.append(t(lang, "reminder_last"))
+        return [Send(player, Screen(block(lang, lines)))]
 
 
 @dataclass(frozen=True)

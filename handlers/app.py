@@ -22,7 +22,7 @@ from telegram import (
     User,
 )
 
-from engine import Forfeit, Leave, LetItStand, Move, Play, Shout, Start, Stop, VoteEnd
+from engine import Code, Forfeit, Leave, LetItStand, Move, Play, Shout, Start, Stop, VoteEnd
 from handlers import acts, callbacks, names, render, telegram_io
 from handlers.callbacks import BadCallback, Kind, Place, Press
 from handlers.outcomes import Act, Outcome, Result, Via, Why, ignored
@@ -37,7 +37,9 @@ LOGGER = logging.getLogger("menteur")
 ANONYMOUS_ADMIN = 1087968824
 # The commands that open, join or act in a game, or change the group's settings: not for a
 # message sent on behalf of a chat (a channel), which may still ask for /table, /rules, /help.
-ACTING = frozenset({"newgame", "join", "leave", "forfeit", "stop", "addbot", "hand", "language"})
+ACTING = frozenset(
+    {"newgame", "join", "leave", "forfeit", "stop", "addbot", "hand", "language", "settings"}
+)
 
 
 def display_name(user: User) -> str:
@@ -143,6 +145,13 @@ class MenteurBot(Service):
                 return await self.transact(
                     press.chat, update_id, act, topic=press.topic, query=query, action="language"
                 )
+            case Kind.CLOCK:
+                admin = await telegram_io.is_admin(self.bot, press.chat, user.id)
+                shown = query.message.message_id if query.message is not None else None
+                act = acts.SetClockSetting(press.number, user.id, admin, lang, message=shown)
+                return await self.transact(
+                    press.chat, update_id, act, topic=press.topic, query=query, action="clock"
+                )
             case Kind.REMOVE:
                 admin = await telegram_io.is_admin(self.bot, press.chat, user.id)
                 act = acts.RemoveBot(-press.number, press.game, user.id, admin, lang)
@@ -210,9 +219,12 @@ class MenteurBot(Service):
             return anonymous or await telegram_io.is_admin(self.bot, chat, user.id)
 
         match name:
+            case "newgame" | "settings" if argument.strip() and acts.clock_choice(argument) is None:
+                act = acts.Refuse("refusal_bad_clock", Code.BAD_CLOCK, chat, lang)
             case "newgame":
                 game_id = self.game_ids.randrange(callbacks.GAME_IDS.start, callbacks.GAME_IDS.stop)
-                act = acts.NewGame(user.id, message.chat.title or "", lang, game_id)
+                clock = acts.clock_choice(argument) if argument.strip() else None
+                act = acts.NewGame(user.id, message.chat.title or "", lang, game_id, clock)
             case "join":
                 act = acts.JoinLink(chat, await telegram_io.username(self.bot), lang)
             case "leave":
@@ -230,6 +242,12 @@ class MenteurBot(Service):
                 act = acts.TableAgain(lang)
             case "language":
                 act = acts.LanguagePrompt(chat, user.id, await admin(), lang)
+            case "settings" if argument.strip():
+                seconds = acts.clock_choice(argument)
+                assert seconds is not None, "refused above"
+                act = acts.SetClockSetting(seconds, user.id, await admin(), lang, reply_to=chat)
+            case "settings":
+                act = acts.Settings(chat)
             case "rules":
                 act = acts.Say("rules", chat)
             case "help" | "start":

@@ -42,6 +42,7 @@ class Kind(StrEnum):
     LANGUAGE = "g"  # `number` indexes the supported languages
     REMOVE = "r"  # take a computer player off the lobby's table: `number` is N of "Robot N"
     VOTE = "v"  # End game: a vote to end the game, which lasts until the end (`number` is 0)
+    CLOCK = "c"  # the chat's turn clock (R20): `number` is the seconds, 0 for none
 
 
 class BadCallback(ValueError):

@@ -8,11 +8,13 @@ private hands the move changed are edited. Sending them is `handlers.telegram_io
 from __future__ import annotations
 
 from engine import Game, Phase
+from engine import events as ev
 from engine.records import replace
 from handlers import moments, render
 from handlers.outcomes import Decision, Result
 from handlers.screens import Edit, EditButtons, Request, Screen, Send
 from handlers.store import Record
+from handlers.text import t
 
 GROUP_SENDS_PER_MINUTE = 18  # Telegram allows about 20 messages a minute into one group
 SEND_WINDOW = 60.0
@@ -74,8 +76,13 @@ def screens(
     ]
     game = record.game
     duplicate = decision.result is Result.DUPLICATE
-    if game is None or not (decision.write or decision.table_again or duplicate):
+    if (
+        game is None
+        or not decision.redraw
+        or not (decision.write or decision.table_again or duplicate)
+    ):
         return requests
+    requests += clock_notices(record, decision.events)
     if decision.silent:
         requests = [r for r in requests if getattr(r, "chat_id", None) != chat]
         return requests + hand_requests(record, changed_hands(before, record, now))
@@ -105,6 +112,22 @@ def screens(
     elif decision.write:
         requests += hand_requests(record, changed_hands(before, record, now))
     return requests
+
+
+def clock_notices(record: Record, events: list[ev.Event]) -> list[Request]:
+    """R20: whom the clock put out of the game is told why, in private, in their language.
+
+    A private chat takes about one message a second; these come at most once a game each, like
+    the reminders (one a turn, a third of a clock of 30 seconds or more apart), so neither
+    needs a budget of its own, unlike the group's messages."""
+    return [
+        Send(e.player, Screen(t(record.lang_of(e.player), "clock_forfeit", group=record.title)))
+        for e in events
+        if isinstance(e, ev.Forfeited)
+        and e.clock
+        and e.player > 0
+        and e.player not in record.unreachable
+    ]
 
 
 def changed_hands(before: Game | None, record: Record, now: float) -> dict[int, Screen]:

@@ -25,7 +25,8 @@ def _pack(document: str) -> dict[str, bytes]:
     return {"B": deflate.compress(document.encode()) + deflate.flush()}
 
 
-def _unpack(value: dict[str, Any]) -> str:
+def unpack(value: dict[str, Any]) -> str:
+    """The document of an item's `doc` attribute, as `Record.read_document` reads it."""
     if "S" in value:  # written before documents were compressed
         return str(value["S"])
     return zlib.decompress(value["B"], -15).decode()
@@ -63,7 +64,7 @@ class DynamoStore:
         if item is None:
             return record
         record.version = int(item["ver"]["N"])
-        record.read_document(_unpack(item["doc"]))
+        record.read_document(unpack(item["doc"]))
         record.due = float(item["due"]["N"]) / 1000 if "due" in item else None
         record.expires = int(item["expires"]["N"]) if "expires" in item else None
         record.writer = item["w"]["S"] if "w" in item else None

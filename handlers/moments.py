@@ -189,6 +189,14 @@ def _stopped(e: ev.Stopped, game: Game, lang: str) -> str:
 
 # --- the table's note: one line about the latest events --------------------------------------
 
+
+def _table_played(before: Sequence[ev.Event], player: int) -> ev.TablePlayed | None:
+    """R20: the table's play for `player` whose call comes next, if the events just `before`
+    that call end with one."""
+    last = before[-1] if before else None
+    return last if isinstance(last, ev.TablePlayed) and last.player == player else None
+
+
 # Which event of a batch the note tells: the end, then a challenge, a final play, and so on.
 _WEIGHT: dict[type, int] = {
     ev.Won: 9,
@@ -204,9 +212,9 @@ _WEIGHT: dict[type, int] = {
     ev.Joined: 1,
     ev.Left: 1,
     ev.Voted: 1,
-    # Not worded yet: a note about them tells the event beside them (the table's play's call).
+    ev.ClockSet: 1,
+    # The table's play (R20) is told with its call, which follows it (`_table_played`).
     ev.TablePlayed: 0,
-    ev.ClockSet: 0,
 }
 
 
@@ -234,12 +242,33 @@ def note(
         case ev.Started(order=order):
             return t(lang, "note_started", name=name(order[0]), rank=RANKS[0])
         case ev.Called(player=player, count=n, rank=rank):
+            by_table = _table_played(before, player)
+            if by_table is not None:
+                seconds = by_table.seconds
+                return t(
+                    lang,
+                    "note_table_played",
+                    name=name(player),
+                    seconds=seconds,
+                    n=n,
+                    rank=RANKS[rank],
+                )
             return t(lang, "note_called", name=name(player), n=n, rank=RANKS[rank])
         case ev.FinalPlay(player=player, decider=decider, play=play):
             called = _called(before, play)
             if called is None:
                 return t(lang, "note_decision_passed", name=name(decider))
             letter = RANKS[called.rank]
+            by_table = _table_played(before[: before.index(called)], player)
+            if by_table is not None:
+                return t(
+                    lang,
+                    "note_table_final",
+                    name=name(player),
+                    seconds=by_table.seconds,
+                    n=called.count,
+                    rank=letter,
+                )
             return t(lang, "note_final", player=name(player), n=called.count, rank=letter)
         case ev.Challenged():
             verdict = "aside" if event.set_aside else "lie" if event.lie else "truth"
@@ -251,8 +280,10 @@ def note(
             return tn(lang, "won_timeout", round(DECISION_SECONDS))
         case ev.LetStand(by=by):
             return t(lang, "note_let_stand", by=name(by))
-        case ev.Forfeited(player=player):
-            return t(lang, "note_forfeited", name=name(player))
+        case ev.Forfeited(player=player, clock=clock):
+            return t(lang, "note_forfeited_clock" if clock else "note_forfeited", name=name(player))
+        case ev.ClockSet(seconds=seconds):
+            return t(lang, "note_clock", seconds=seconds) if seconds else t(lang, "note_clock_off")
         case ev.TurnPassed(player=player):
             return t(lang, "note_turn_passed", name=name(player))
         case ev.DecisionPassed(decider=decider):

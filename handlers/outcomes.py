@@ -28,6 +28,7 @@ class Result(StrEnum):
     RESENT = "resent"  # a screen sent again (/table, /hand, a redraw), nothing written
     UNCHANGED = "unchanged"  # asked for what already is (the current language again)
     NOTHING_DUE = "nothing_due"  # a timer with nothing to do (stale, early, or no game)
+    REMINDED = "reminded"  # a timer sent a player's reminder (R20): the game is unchanged
     IGNORED = "ignored"  # not for this bot, or not an update it reads
 
 
@@ -78,6 +79,7 @@ class Decision:
     table_again: bool = False  # /table: a new table message at the bottom
     all_hands: bool = False  # every hand drawn again, changed or not
     silent: bool = False  # the group (or its topic) no longer takes the bot's messages
+    redraw: bool = True  # False: a write of the bot's own (a reminder sent) that no screen shows
 
 
 class Act(Protocol):

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from engine import (
     BULLETS,
+    CLOCK_CHOICES,
     MAX_PLAYERS,
     MIN_PLAYERS,
     RANKS,
@@ -28,7 +29,7 @@ from engine.records import replace
 from engine.state import MAX_PLAY
 from handlers import names
 from handlers.callbacks import NO_RANK, Kind, Place, Press, encode, toggles
-from handlers.screens import Button, Keyboard, Screen
+from handlers.screens import Button, Keyboard, Screen, time_of_day, timed
 from handlers.text import block, t, tn
 
 ROW = 6  # card buttons per row: 51 cards (the most a hand can hold) take 9 rows
@@ -69,20 +70,30 @@ def table(game: Game, place: Place, lang: str, now: float, note: str | None = No
         return _lobby(game, v, place, lang, note)
     if v.phase is Phase.OVER:
         return _over(game, v, lang, note)
-    lines = [
-        tn(lang, "title_running", len(v.seats)),
-        tn(lang, "status", v.pile, rank=RANKS[v.rank]),
-    ]
+    title = (
+        tn(lang, "title_running_clock", len(v.seats), seconds=v.clock)
+        if v.clock
+        else tn(lang, "title_running", len(v.seats))
+    )
+    lines = [title, tn(lang, "status", v.pile, rank=RANKS[v.rank])]
     if v.last is not None:
         name = name_of(game, v.last.player, lang)
         lines.append(t(lang, "call_by", n=v.last.count, rank=RANKS[v.last.rank], name=name))
     lines.append("")
     shown = shown_names(game)
+    # R20: the awaited person's clock, as the moment it runs out: a time, not a countdown, so
+    # the table is not edited every second.
+    clocked = v.awaited if v.phase is Phase.PLAY and v.deadline is not None else None
     for seat in v.seats:
         mark = t(lang, "mark_turn" if seat.player == v.awaited else "mark_wait")
         name = shown[seat.player]
         if seat.out:
             lines.append(t(lang, "seat_out", mark=mark, name=name))
+        elif seat.player == clocked and v.deadline is not None:
+            dots, by = _dots(seat.bullets), time_of_day(v.deadline)
+            lines.append(
+                tn(lang, "seat_clock", seat.cards, mark=mark, name=name, dots=dots, time=by)
+            )
         else:
             dots = _dots(seat.bullets)
             lines.append(tn(lang, "seat", seat.cards, mark=mark, name=name, dots=dots))
@@ -107,13 +118,13 @@ def table(game: Game, place: Place, lang: str, now: float, note: str | None = No
         if not v.votes:
             label = t(lang, "btn_end_unvoted")
         rows.append((Button(label, place.data(Kind.VOTE)),))
-    return Screen(block(lang, lines), tuple(rows))
+    return timed(block(lang, lines), tuple(rows))
 
 
 def _lobby(game: Game, v: View, place: Place, lang: str, note: str | None) -> Screen:
     """Who sits at the table; Join, Leave, and Start once it can start; a button per computer
     player to take it off (its press is checked: the opener or an admin)."""
-    lines = [t(lang, "title_lobby"), t(lang, "lobby_limits"), ""]
+    lines = [t(lang, "title_lobby"), t(lang, "lobby_limits"), clock_line(v.clock, lang), ""]
     shown = shown_names(game)
     if v.seats:
         lines.append(tn(lang, "lobby_players", len(v.seats)))
@@ -138,6 +149,11 @@ def _lobby(game: Game, v: View, place: Place, lang: str, note: str | None) -> Sc
     ]
     rows = [tuple(buttons), *(tuple(removals[i : i + 2]) for i in range(0, len(removals), 2))]
     return Screen(block(lang, lines), tuple(rows))
+
+
+def clock_line(seconds: int, lang: str) -> str:
+    """R20's setting in one line, with the command that changes it."""
+    return t(lang, "lobby_clock", seconds=seconds) if seconds else t(lang, "lobby_clock_off")
 
 
 def _over(game: Game, v: View, lang: str, note: str | None) -> Screen:
@@ -166,6 +182,31 @@ def ranking_lines(game: Game, v: View, ranking: Sequence[int], lang: str) -> lis
     return lines
 
 
+# --- the settings: R20's turn clock ------------------------------------------------------------
+
+
+def settings(seconds: int, game: Game | None, place: Place, lang: str) -> Screen:
+    """/settings: the turn clock of the chat's games (the running or open game's own, else the
+    chat's `seconds`), and a button per choice, the current one ticked, unless a game is
+    running. Anyone may look; a press is checked (the opener or an admin)."""
+    if game is not None and game.phase is not Phase.OVER:
+        seconds = game.clock
+    about = t(lang, "settings_clock", seconds=seconds) if seconds else t(lang, "settings_clock_off")
+    running = game is not None and game.phase in (Phase.PLAY, Phase.DECIDE)
+    lines = [t(lang, "settings_title"), about, ""]
+    if running:
+        return Screen(block(lang, [*lines, t(lang, "clock_running")]))
+    buttons = tuple(
+        Button(
+            ("✓ " if choice == seconds else "")
+            + (t(lang, "btn_clock", seconds=choice) if choice else t(lang, "btn_clock_off")),
+            place.data(Kind.CLOCK, choice),
+        )
+        for choice in CLOCK_CHOICES
+    )
+    return Screen(block(lang, [*lines, t(lang, "settings_choose")]), (buttons,))
+
+
 # --- the private hand: one message per player, edited in place -------------------------------
 
 
@@ -189,14 +230,12 @@ def hand(
     if v.phase is Phase.LOBBY:
         return Screen(block(lang, [t(lang, "hand_lobby")]))
     if me.out:
-        return Screen(block(lang, [t(lang, "hand_out")]))
+        # Told how the game ended too: the end edits every person's hand.
+        end = [_hand_end(game, v, lang)] if v.phase is Phase.OVER else []
+        return Screen(block(lang, [t(lang, "hand_out"), *end]))
     lines = [tn(lang, "hand_title", count(v.hand))]
     if v.phase is Phase.OVER:
-        if v.winner is None:
-            lines.append(t(lang, "hand_over_stopped"))
-        else:
-            lines.append(t(lang, "hand_over_won", name=name_of(game, v.winner, lang)))
-        return Screen(block(lang, lines))
+        return Screen(block(lang, [*lines, _hand_end(game, v, lang)]))
     lines += _hand_status(game, v, player, lang, now, table_lang=table_lang or lang)
     rank = v.rank if v.can_play else NO_RANK
     shout = v.can_play and v.can_shout
@@ -204,7 +243,17 @@ def hand(
     toggle = place.press(
         Kind.TOGGLE, v.moment, hand=v.hand, rank=rank, shout=shout, play=v.plays if shout else 0
     )
-    return Screen(block(lang, lines), _hand_keyboard(toggle, selection, lang))
+    return timed(block(lang, lines), _hand_keyboard(toggle, selection, lang))
+
+
+def _hand_end(game: Game, v: View, lang: str) -> str:
+    """How the game ended, in a hand: the winner, or no winner, and why when no person was
+    left in it (R20: only that stop leaves nobody but computer players)."""
+    if v.winner is not None:
+        return t(lang, "hand_over_won", name=name_of(game, v.winner, lang))
+    if not any(s.player > 0 and not s.out for s in v.seats):
+        return t(lang, "stopped_no_person")
+    return t(lang, "hand_over_stopped")
 
 
 def _hand_status(
@@ -224,6 +273,10 @@ def _hand_status(
         # the next player's), not every player's, which keeps within Telegram's limits.
         return [t(lang, "hand_wait", liar=liar)]
     lines = [t(lang, "hand_your_turn", rank=RANKS[v.rank])]
+    me = v.seat(player)
+    if v.deadline is not None and me is not None:  # R20: the clock of the person to play
+        key = "hand_play_by_last" if me.ran_out else "hand_play_by"
+        lines.append(t(lang, key, time=time_of_day(v.deadline)))
     if v.can_shout and last is not None:
         name = name_of(game, last.player, lang)
         lines.append(t(lang, "hand_can_shout", name=name, n=last.count, rank=RANKS[last.rank]))

@@ -25,6 +25,7 @@ from handlers.store import Store
 
 T = TypeVar("T")
 MAX_SQS_DELAY = 900  # seconds: SQS's limit; later timers are left to the scheduled sweep
+SLACK = 0.001  # seconds a timer's delay may fall short of its mark (see SqsTimers.schedule)
 
 
 class SqsTimers:
@@ -39,7 +40,9 @@ class SqsTimers:
         self.queue_url = queue_url
 
     def schedule(self, chat: int, at: float, now: float, topic: int | None = None) -> None:
-        delay = math.ceil(at - now)
+        # Whole seconds, never early; but `at` is kept to the millisecond and `now + 45` in
+        # floating point may come out a hair over 45: neither is worth a second more.
+        delay = math.ceil(at - now - SLACK)
         if delay > MAX_SQS_DELAY:
             return
         if self.client is None:

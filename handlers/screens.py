@@ -6,6 +6,9 @@ calls. Neither side needs to know the other: tests compare these values directly
 
 from __future__ import annotations
 
+import re
+import time
+
 from engine.records import record
 
 
@@ -22,11 +25,60 @@ Keyboard = tuple[tuple[Button, ...], ...]
 
 
 @record
+class TimeSpan:
+    """A moment shown in a text: `length` UTF-16 code units from `offset` (as Telegram counts)
+    read `unix` (seconds) in UTC. Telegram shows it in each reader's own time zone (a date_time
+    entity); the text is what apps without date_time entities show."""
+
+    offset: int
+    length: int
+    unix: int
+
+
+@record
 class Screen:
-    """A message as shown: plain text (no parse mode: names need no escaping) and buttons."""
+    """A message as shown: plain text (no parse mode: names need no escaping), buttons, and the
+    moments in the text that each reader's app shows in their own time (`timed`)."""
 
     text: str
     buttons: Keyboard = ()
+    times: tuple[TimeSpan, ...] = ()
+
+
+# A moment put into a text while a screen is built: its Unix time and its UTC text between
+# these controls, which no name or title can hold (they are cleaned out when stored).
+_OPEN, _SEP, _CLOSE = "\x1d", "\x1e", "\x1f"
+_MARKED = re.compile(f"{_OPEN}(\\d+){_SEP}([^{_CLOSE}]*){_CLOSE}")
+
+
+def time_of_day(at: float) -> str:
+    """A time of day for a text built into a screen (`timed`): "21:04:30 UTC", the second
+    `at` falls in, marked so that `timed` finds it whatever surrounds it."""
+    unix = int(at)
+    return f"{_OPEN}{unix}{_SEP}{time.strftime('%H:%M:%S UTC', time.gmtime(unix))}{_CLOSE}"
+
+
+def timed(text: str, buttons: Keyboard = ()) -> Screen:
+    """The screen of a text built with `time_of_day`: their marks removed, their places kept as
+    UTF-16 offsets (what Telegram's entities count: an emoji or another character beyond the
+    Basic Multilingual Plane is two)."""
+    times: list[TimeSpan] = []
+    parts: list[str] = []
+    units = 0
+    end = 0
+    for found in _MARKED.finditer(text):
+        before = text[end : found.start()]
+        parts += [before, found[2]]
+        units += _utf16(before)
+        times.append(TimeSpan(units, _utf16(found[2]), int(found[1])))
+        units += _utf16(found[2])
+        end = found.end()
+    parts.append(text[end:])
+    return Screen("".join(parts), buttons, tuple(times))
+
+
+def _utf16(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
 
 
 @record

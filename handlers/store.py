@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from engine import Game, decode, encode
+from engine import CLOCK_DEFAULT, Game, decode, encode
 from handlers.callbacks import Place
 from handlers.names import TITLE_LENGTH
 
@@ -36,6 +36,10 @@ class Record:
     game: Game | None = None
     game_id: int = 0  # the current game's, in its buttons (callbacks.GAME_IDS); 0: none yet
     lang: str = "en"
+    # R20: the seconds a person has to play in the chat's games (0: no clock), the setting new
+    # games open with; and the moment whose reminder was sent (at most one a turn).
+    clock: int = CLOCK_DEFAULT
+    reminded: int | None = None
     title: str = ""
     langs: dict[int, str] = field(default_factory=dict)  # player → language of their hand
     note: str | None = None  # the table's line about the latest events, kept for re-renders
@@ -67,6 +71,11 @@ class Record:
             "u": _deltas(self.updates[-RECENT_UPDATES:]),
             "gs": _deltas([round(s) for s in self.sends]),
         }
+        # Written only when they differ from what an item without them reads as.
+        if self.clock != CLOCK_DEFAULT:
+            doc["c"] = self.clock
+        if self.reminded is not None:
+            doc["rm"] = self.reminded
         return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
 
     def read_document(self, text: str) -> None:
@@ -80,6 +89,8 @@ class Record:
         self.note = doc["no"]
         self.updates = _undeltas(doc["u"])
         self.sends = [float(s) for s in _undeltas(doc["gs"])]
+        self.clock = doc.get("c", CLOCK_DEFAULT)
+        self.reminded = doc.get("rm")
 
     def lang_of(self, player: int) -> str:
         """The language of a player's private messages."""

@@ -18,7 +18,7 @@ from enum import StrEnum
 from typing import Any
 
 import telegram
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions, MessageEntity
 from telegram.error import (
     BadRequest,
     ChatMigrated,
@@ -31,7 +31,16 @@ from telegram.request import HTTPXRequest
 from telegram.warnings import PTBDeprecationWarning
 
 from engine.records import replace
-from handlers.screens import Answer, Button, Edit, EditButtons, Keyboard, Request, Send
+from handlers.screens import (
+    Answer,
+    Button,
+    Edit,
+    EditButtons,
+    Keyboard,
+    Request,
+    Screen,
+    Send,
+)
 
 __all__ = [
     "Delivery",
@@ -201,6 +210,7 @@ class _Courier:
                 message = await bot.send_message(
                     chat_id,
                     screen.text,
+                    entities=_entities(screen),
                     reply_markup=_markup(screen.buttons),
                     link_preview_options=_NO_PREVIEW,
                     message_thread_id=thread,
@@ -214,6 +224,7 @@ class _Courier:
                     screen.text,
                     chat_id=chat_id,
                     message_id=message_id,
+                    entities=_entities(screen),
                     reply_markup=_markup(screen.buttons),
                     link_preview_options=_NO_PREVIEW,
                 )
@@ -315,6 +326,28 @@ def _seconds(error: RetryAfter) -> float:
         warnings.simplefilter("ignore", PTBDeprecationWarning)
         value = error.retry_after
     return value.total_seconds() if isinstance(value, dtm.timedelta) else float(value)
+
+
+# A time of day with seconds ("22:45:00"), in the reader's own time zone and way of writing it.
+TIME_FORMAT = "T"
+
+
+def _entities(screen: Screen) -> list[MessageEntity] | None:
+    """The screen's moments as date_time entities: each reader's app shows them in their own
+    time zone; an app that knows none shows the text, which says UTC. None when there are
+    none: the text stays plain, with no parse mode."""
+    if not screen.times:
+        return None
+    return [
+        MessageEntity(
+            MessageEntity.DATE_TIME,
+            span.offset,
+            span.length,
+            unix_time=dtm.datetime.fromtimestamp(span.unix, dtm.UTC),
+            date_time_format=TIME_FORMAT,
+        )
+        for span in screen.times
+    ]
 
 
 def _markup(buttons: Keyboard) -> InlineKeyboardMarkup | None:

@@ -60,6 +60,7 @@ COMMANDS = (  # the group menu, in menu order
     "addbot",
     "rules",
     "language",
+    "settings",
     "help",
 )
 

@@ -1,9 +1,10 @@
 """When the timer must look at a game next, and what computer players do when it does.
 
-A game needs the timer for three things: the 45-second mark of a final play (R14), a computer
-player's move a few seconds into its turn, and the end of a game nobody touched for a long
-while (R18); and its screens, for a redraw Telegram's flood limit made wait. `next_due` is the
-earliest of them; it is written with each move, and the timer
+A game needs the timer for these: the 45-second mark of a final play (R14), a person's turn
+clock and its reminder when a third of it is left (R20), a computer player's move a few
+seconds into its turn, and the end of a game nobody touched for a long while (R18); and its
+screens, for a redraw Telegram's flood limit made wait. `next_due` is the earliest of them; it
+is written with each move, and the timer
 (an SQS delay message, the scheduled sweep as a safety net) fires at it.
 """
 
@@ -18,6 +19,7 @@ from handlers.store import Record
 COMPUTER_DELAY = (3.0, 5.0)  # seconds before a computer player acts: people shout first
 FINISHED_KEPT = 7 * 24 * 3600  # a finished game's record stays this long, then expires
 IDLE_GRANULARITY = 3600.0  # an idle game ends on the hour after its expiry
+REMINDER_PART = 3  # R20: a person is reminded when a third of their clock is left
 
 
 def computer_rng(record: Record, game: Game) -> random.Random:
@@ -51,8 +53,8 @@ def next_due(record: Record, idle_expiry: float) -> float | None:
 
 def game_due(record: Record, idle_expiry: float) -> float | None:
     """When the record's game needs the timer next, or None once it is over: a function of the
-    stored game alone, so that a write that leaves the game as it was (a reply's bookkeeping)
-    leaves its timer too."""
+    stored game (and of the reminder already sent) alone, so that a write that leaves the game
+    as it was (a reply's bookkeeping) leaves its timer too."""
     game = record.game
     if game is None or game.phase is Phase.OVER:
         return None
@@ -60,14 +62,30 @@ def game_due(record: Record, idle_expiry: float) -> float | None:
     # the timers' index, and a key that moved with every move would cost two more index
     # writes per move (a delete and a put) for a deadline nobody needs to the second.
     due = math.ceil((game.updated + idle_expiry) / IDLE_GRANULARITY) * IDLE_GRANULARITY
-    if game.deadline is not None:
+    if game.deadline is not None:  # R14's 45 seconds, or R20's clock
         due = min(due, game.deadline)
+    # R20's reminder comes first: with a clock, `due` moves with every person's turn after all
+    # (two index writes a play, the price of a timer at each turn's mark).
+    remind = reminder_due(record)
+    if remind is not None:
+        due = min(due, remind)
     computers = game.phase is not Phase.LOBBY and any(p < 0 for p in game.ids)
     # A computer player acts a few seconds after the game last changed (its turn began).
     if computers and computer_move(record, game, game.updated) is not None:
         delay = computer_rng(record, game).uniform(*COMPUTER_DELAY)
         due = min(due, game.updated + delay)
     return round(due * 1000) / 1000  # to the millisecond, as stored: the timer is set for it
+
+
+def reminder_due(record: Record) -> float | None:
+    """R20: when the person awaited to play is reminded, a third of their clock before it runs
+    out; None when nobody's clock runs, or once this moment's reminder is sent."""
+    game = record.game
+    if game is None or game.phase is not Phase.PLAY or game.deadline is None or not game.clock:
+        return None
+    if record.reminded == game.moment:
+        return None
+    return game.deadline - game.clock / REMINDER_PART
 
 
 def expiry(record: Record, now: float, idle_expiry: float) -> int:

@@ -45,6 +45,7 @@ __all__ = [
     "BOT_USERNAME",
     "CANT_INITIATE",
     "CHANNEL_BOT",
+    "ENTITY_TYPES",
     "GENERAL_TOPIC",
     "GROUP_ANONYMOUS_BOT",
     "MESSAGE_NOT_MODIFIED",
@@ -63,6 +64,7 @@ __all__ = [
     "cant_initiate",
     "chat_json",
     "chat_migrated",
+    "covered",
     "delay",
     "message_update",
     "my_chat_member_update",
@@ -312,6 +314,7 @@ class StoredMessage:
     edit_date: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     thread: int | None = None  # the forum topic it was sent to
+    own_entities: list[dict[str, Any]] = field(default_factory=list)  # the sender's, as given
 
 
 class _ApiError(Exception):
@@ -1120,6 +1123,7 @@ class FakeTelegram:
     def _send_message(self, params: dict[str, Any], at: float) -> dict[str, Any]:
         chat_id = self._chat_id(params)
         text = _checked_text(params)
+        _own_entities(text, params.get("entities"))  # refused before anything is sent
         thread = self._check_thread(chat_id, params)
         stored = self._store_new(
             chat_id, at, text=text, reply_markup=_inline_markup(params), thread=thread
@@ -1149,12 +1153,14 @@ class FakeTelegram:
 
     def _edit_text(self, params: dict[str, Any], at: float) -> dict[str, Any] | bool:
         text = _checked_text(params)
+        own = _own_entities(text, params.get("entities"))
         stored = self._target(params)
         if stored is None:
             return True
         # Telegram drops the inline keyboard when an edit does not repeat it.
         markup = _inline_markup(params)
-        if stored.text == text and stored.reply_markup == markup:
+        unchanged = stored.text == text and stored.reply_markup == markup
+        if unchanged and stored.own_entities == own:
             raise _ApiError(400, MESSAGE_NOT_MODIFIED)
         stored.text, stored.reply_markup, stored.edit_date = text, markup, int(time.time())
         _set_entities(stored, text, params)
@@ -1264,17 +1270,106 @@ def _checked_text(params: dict[str, Any]) -> str:
     return text
 
 
+# The entity types a sender may give (the Bot API's MessageEntity), and a date_time entity's
+# formats: relative, or a weekday, a short or long date and a short or long time, each optional
+# (an empty format shows the text as it is).
+ENTITY_TYPES = frozenset(
+    {
+        "mention", "hashtag", "cashtag", "bot_command", "url", "email", "phone_number", "bold",
+        "italic", "underline", "strikethrough", "spoiler", "blockquote", "expandable_blockquote",
+        "code", "pre", "text_link", "text_mention", "custom_emoji", "date_time",
+    }
+)  # fmt: skip
+_DATE_TIME_FORMAT = re.compile(r"r|w?[dD]?[tT]?")
+_DATE_AHEAD = 1098 * 86400  # a date_time entity's time: from 0 to 1098 days from now
+
+
+def _utf16(text: str) -> bytes:
+    return text.encode("utf-16-le", "surrogatepass")
+
+
+def covered(text: str, entity: dict[str, Any]) -> str:
+    """The part of `text` an entity covers: its offset and length count UTF-16 code units."""
+    units = _utf16(text)
+    start, end = 2 * entity["offset"], 2 * (entity["offset"] + entity["length"])
+    return units[start:end].decode("utf-16-le", "surrogatepass")
+
+
+def _own_entities(text: str, given: Any) -> list[dict[str, Any]]:
+    """The sender's entities, checked as the Bot API server and tdlib check them (a wrong field
+    type, an unknown type, a date_time entity's time or format, an entity outside the text or
+    cutting a character in two are refused with their descriptions); empty ones are dropped."""
+    if given is None:
+        return []
+    if not isinstance(given, list):
+        raise _ApiError(400, "Bad Request: can't parse entities: expected an Array")
+    units = len(_utf16(text)) // 2
+    own = []
+    for entity in given:
+        if not isinstance(entity, dict):
+            raise _ApiError(400, "Bad Request: can't parse MessageEntity: expected an Object")
+        for key in ("offset", "length"):
+            if type(entity.get(key)) is not int:
+                raise _entity_error(f'Field "{key}" must be of type Number')
+        kind = entity.get("type")
+        if not isinstance(kind, str) or kind not in ENTITY_TYPES:
+            raise _entity_error("Unsupported type specified")
+        if kind == "date_time":
+            unix, shown = entity.get("unix_time"), entity.get("date_time_format", "")
+            if type(unix) is not int:
+                raise _entity_error('Field "unix_time" must be of type Number')
+            if not 0 <= unix <= time.time() + _DATE_AHEAD:
+                raise _entity_error("Invalid date specified")
+            if not isinstance(shown, str) or not _DATE_TIME_FORMAT.fullmatch(shown):
+                raise _entity_error("Unsupported date time format specified")
+        offset, length = entity["offset"], entity["length"]
+        if not 0 <= offset <= 1_000_000:
+            raise _ApiError(400, f"Bad Request: receive an entity with incorrect offset {offset}")
+        if not 0 <= length <= 1_000_000:
+            raise _ApiError(400, f"Bad Request: receive an entity with incorrect length {length}")
+        if length == 0:
+            continue
+        end = offset + length
+        if offset > units:
+            raise _ApiError(
+                400,
+                f"Bad Request: entity begins after the end of the text at UTF-16 offset {offset}",
+            )
+        if end > units:
+            raise _ApiError(
+                400,
+                f"Bad Request: entity beginning at UTF-16 offset {offset} ends after the end of "
+                f"the text at UTF-16 offset {end}",
+            )
+        if _splits_a_pair(text, offset) or _splits_a_pair(text, end):
+            raise _ApiError(400, "Bad Request: entity boundary is in the middle of a UTF-16 symbol")
+        own.append(entity)
+    return own
+
+
+def _entity_error(why: str) -> _ApiError:
+    return _ApiError(400, f"Bad Request: can't parse MessageEntity: {why}")
+
+
+def _splits_a_pair(text: str, offset: int) -> bool:
+    """Whether UTF-16 `offset` falls between the two halves of a character beyond the BMP."""
+    units = _utf16(text)
+    if not 0 < offset < len(units) // 2:
+        return False
+    low = int.from_bytes(units[2 * offset : 2 * offset + 2], "little")
+    return 0xDC00 <= low <= 0xDFFF
+
+
 def _set_entities(stored: StoredMessage, text: str, params: dict[str, Any]) -> None:
     """The message's entities, as Telegram makes them: the sender's own (none without a parse
     mode or `entities`), and what Telegram finds in the text where they leave room."""
-    given = params.get("entities")
-    listed = given if isinstance(given, list) else []
-    own = [e for e in listed if isinstance(e, dict) and _int_fields(e, "offset", "length")]
+    own = _own_entities(text, params.get("entities"))
 
     def free(found: dict[str, Any]) -> bool:
         start, end = found["offset"], found["offset"] + found["length"]
         return all(end <= e["offset"] or e["offset"] + e["length"] <= start for e in own)
 
+    stored.own_entities = own
     entities = sorted(
         [*own, *filter(free, find_entities(text))], key=lambda e: (e["offset"], -e["length"])
     )
@@ -1282,10 +1377,6 @@ def _set_entities(stored: StoredMessage, text: str, params: dict[str, Any]) -> N
         stored.extra["entities"] = entities
     else:
         stored.extra.pop("entities", None)
-
-
-def _int_fields(value: dict[str, Any], *keys: str) -> bool:
-    return all(type(value.get(key)) is int for key in keys)
 
 
 def _inline_markup(params: dict[str, Any]) -> dict[str, Any] | None:

@@ -251,7 +251,18 @@ def test_an_anonymous_admin_may_stop_the_game_without_a_question_to_telegram() -
 
 
 @pytest.mark.parametrize(
-    "command", ["/newgame", "/join", "/leave", "/forfeit", "/stop", "/addbot", "/hand", "/language"]
+    "command",
+    [
+        "/newgame",
+        "/join",
+        "/leave",
+        "/forfeit",
+        "/stop",
+        "/addbot",
+        "/hand",
+        "/language",
+        "/settings",
+    ],
 )
 def test_a_channel_cannot_open_join_or_act_in_a_game(command: str) -> None:
     with lobby() as scene:

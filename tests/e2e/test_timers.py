@@ -81,6 +81,22 @@ def test_the_sqs_client_is_made_for_the_first_timer_not_at_start_up(
         rt.close()
 
 
+def test_a_mark_kept_to_the_millisecond_costs_no_second_more() -> None:
+    sent: list[dict[str, object]] = []
+
+    class Sqs:
+        def send_message(self, **message: object) -> None:
+            sent.append(message)
+
+    timers = SqsTimers(Sqs(), "https://sqs.example/q")
+    now = 1_764_400_000.1237  # a time of the wall clock, which `due` rounds up
+    mark = round((now + 45) * 1000) / 1000  # as `due` keeps it
+    timers.schedule(7, mark, now)
+    timers.schedule(7, now + 45.002, now)  # two milliseconds over: the next second
+    timers.schedule(7, now - 3, now)  # overdue: at once
+    assert [m["DelaySeconds"] for m in sent] == [45, 46, 0]
+
+
 def test_the_timer_message_is_a_45_second_sqs_delay_and_fires_through_the_timer_lambda() -> None:
     players = people()
     with running_bot(seed=3) as table:
@@ -149,7 +165,7 @@ def test_computer_players_move_after_their_delay_through_the_same_path() -> None
 def test_an_idle_game_ends_and_the_group_is_told() -> None:
     players = people()
     with running_bot(seed=3) as table:
-        open_and_start(table, players)
+        open_and_start(table, players, "/newgame off")  # with a clock, the table plays on
         updated = table.game().updated
         due = table.record().due
         assert due is not None and 0 <= due - (updated + 24 * 3600) < 3600, "within the hour"

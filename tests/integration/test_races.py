@@ -464,6 +464,111 @@ def test_the_timer_and_a_press_at_the_deadline_have_exactly_one_outcome(  # noqa
         outcomes.clear()
 
 
+# --- 3b. R20's clock racing a play in its last millisecond ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def clock_turn(stack: Stack, racers: list[Container]) -> Prepared:
+    """Three players, the clock of 90 seconds running on the first to play, who has selected a
+    card and shows Play."""
+    chat = GROUP - 7
+    c = racers[0]
+    players = {p.id: p for p in people(3)}
+    game = open_game(stack, c, list(players.values()), chat)
+    assert game.clock == 90 and game.deadline is not None
+    player = players[game.awaited]  # type: ignore[index]
+    data = select(stack, c, player, {min(held(game, player.id))}, chat)  # no write: done once
+    hand = stack.hand_message(player, chat)
+    return prepare(stack, c, chat, play=(player.id, hand.message_id, data))
+
+
+@pytest.mark.parametrize("early", [0.001, 0.0])  # in the last millisecond; on the deadline
+def test_r20_the_clock_and_a_play_at_its_deadline_have_exactly_one_outcome(
+    stack: Stack, racers: list[Container], clock_turn: Prepared, outcomes: Outcomes, early: float
+) -> None:
+    prep = clock_turn
+    chat, game = prep.chat, prep.game
+    assert game.phase is Phase.PLAY and game.deadline is not None
+    deadline = game.deadline
+    person = prep.players[game.awaited]  # type: ignore[index]
+    move = Play(person.id, callbacks.decode(prep.buttons["play"][2]).cards, game.moment)
+    human, box = racers[0], racers[1]  # the timer function's container: `box`
+    pressed_at = deadline - early
+    timed_out, _ = settle(game, deadline)
+    assert timed_out.moment == game.moment + 1, "the table played"
+    by_hand = apply(game, move, pressed_at)[0] if early else timed_out
+    seen = set()
+    for forced in ["human", "timer", "human", "timer"] + [None] * FREE_ROUNDS:
+        prep.restore(stack, [human, box])
+        human.clock.now, box.clock.now = pressed_at, deadline
+        update = prep.press(stack, person, "play")
+        if forced is not None:
+            read_together([human, box])
+            first, then = (human, box) if forced == "human" else (box, human)
+            writes_first(first, [then])
+        commits = human.store.commits, box.store.commits
+
+        def press(update: dict[str, Any] = update) -> Reply:
+            return human.post(update)
+
+        def fire() -> dict[str, Any]:
+            return timer.handle(timer_event(chat, deadline), box.rt)
+
+        reply, _ = at_once(press, fire)
+
+        by_human = human.store.commits - commits[0]
+        by_timer = box.store.commits - commits[1]
+        assert by_human + by_timer == 1, "exactly one write decides the turn"
+        if forced is not None:
+            assert (by_human, by_timer) == ((1, 0) if forced == "human" else (0, 1))
+        seen.add("human" if by_human else "timer")
+        stored = stack.game(chat)
+        played = bool(by_human and early)
+        assert stored == (by_hand if played else timed_out), "never both, never neither"
+        note = (stack.record(chat).note or "").replace("\u2068", "").replace("\u2069", "")
+        assert ("the table played for them" in note) is not played, note
+        result = outcomes.of(update["update_id"])[-1]["outcome"]
+        timer_result = next(line for line in outcomes.lines if line["kind"] == "timer")["outcome"]
+        if played:
+            assert (result, timer_result, reply.text) == ("applied", "nothing_due", None)
+        else:
+            # Too late: the table had played (or plays now, on this very press, when the press
+            # is handled first), and the Play was drawn for a moment that is over.
+            reason = refusal(timed_out, move, pressed_at)
+            assert reason.code is Code.STALE
+            assert result == f"refused:{reason.code}"
+            assert reply.text == render.refusal(reason, timed_out, "en")
+            assert timer_result == ("nothing_due" if by_human else "applied")
+        outcomes.clear()
+    assert seen == {"human", "timer"}
+
+
+def test_r20_a_reminders_timer_fired_twice_at_once_sends_one_reminder(
+    stack: Stack, racers: list[Container], clock_turn: Prepared, outcomes: Outcomes
+) -> None:
+    prep = clock_turn
+    chat, game = prep.chat, prep.game
+    assert game.deadline is not None
+    person = game.awaited
+    at = game.deadline - game.clock / 3
+    first, second = racers[0], racers[1]
+    for forced in [True] * 4 + [False] * FREE_ROUNDS:
+        prep.restore(stack, [first, second])
+        set_clocks([first, second], at)
+        if forced:
+            read_together([first, second])
+        sent = len(stack.tg.calls("sendMessage", chat_id=person))
+        commits = first.store.commits + second.store.commits
+
+        at_once(*(lambda c=c: timer.handle(timer_event(chat, at), c.rt) for c in (first, second)))
+
+        assert first.store.commits + second.store.commits - commits == 1, "one write"
+        assert len(stack.tg.calls("sendMessage", chat_id=person)) == sent + 1, "one reminder"
+        assert stack.record(chat).reminded == game.moment and stack.game(chat) == game
+        assert sorted(line["outcome"] for line in outcomes.lines) == ["nothing_due", "reminded"]
+        outcomes.clear()
+
+
 # --- 4. one update delivered three times at once -------------------------------------------------
 
 

@@ -13,12 +13,14 @@ much CPU as the bot itself; every other test of the bot goes over real HTTP.
 
 The games are dealt out in shares, each a test of its own (`slow`), which pytest-xdist hands to
 whichever worker is free: 20 shares of 10 games through the bot (about 5 s of CPU each), 40 of
-250 games through the engine (about 2 s each). Seeds go round the shares, so each share has
-every table size from 2 to 8; in each share, the first game's deciders always leave a final
-play to the timer, so every share also ends a game at the 45th second. These are the suite's
-longest tests on purpose: these are the sizes the proof asks for. `MENTEUR_STACK_GAMES` and
-`MENTEUR_ENGINE_GAMES` set smaller runs while working on the code (never in CI), and
-`-m "not slow"` leaves them out.
+250 games through the engine (about 2 s each), and 10 shares of 20 games through the bot in
+which people stop answering (`tests.support.stalling`, R20; about 3 s each), on a simulated
+clock with SQS's delays. Seeds go round the shares, so each share has every table size from 2
+to 8; in each share, the first game's deciders always leave a final play to the timer, so every
+share also ends a game at the 45th second (and the first stalling game, for want of people).
+These are the suite's longest tests on purpose: these are the sizes the proof asks for.
+`MENTEUR_STACK_GAMES`, `MENTEUR_ENGINE_GAMES` and `MENTEUR_STALLING_GAMES` set smaller runs
+while working on the code (never in CI), and `-m "not slow"` leaves them out.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from engine import (
+    DECISION_SECONDS,
     Game,
     LetItStand,
     Move,
@@ -52,12 +55,15 @@ from infra.fake_telegram import StoredMessage
 from tests.support import GROUP, Person, people
 from tests.support.screens import button, shown_cards
 from tests.support.stack import Container, Stack, held, open_game, select
+from tests.support.stalling import play_stalling_games
 from tests.unit.test_properties import check_invariants, play_out
 
 STACK_GAMES = int(os.environ.get("MENTEUR_STACK_GAMES", "200"))
 ENGINE_GAMES = int(os.environ.get("MENTEUR_ENGINE_GAMES", "10000"))
+STALLING_GAMES = int(os.environ.get("MENTEUR_STALLING_GAMES", "200"))
 STACK_SHARES = 20
 ENGINE_SHARES = 40
+STALLING_SHARES = 10
 IDLE_DECIDER = 0.25  # how often the decider of a final play lets the 45 seconds run out
 BIDI = str.maketrans("", "", "\u2068\u2069\u200f")
 RANKING_ROW = re.compile(r"^\d+\. (.+?) · ")
@@ -243,6 +249,30 @@ def test_whole_games_through_the_webhook_handler_keep_the_invariants(share: int)
         assert min(tally.moves[k] for k in ("Play", "Shout", "LetItStand")) > 0
     if seeds:
         assert tally.timeouts > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "share", range(STALLING_SHARES), ids=lambda k: f"seeds{k}mod{STALLING_SHARES}"
+)
+def test_r20_games_in_which_people_stop_answering_all_end_and_nobody_is_waited_for_long(
+    share: int,
+) -> None:
+    seeds = list(range(STALLING_GAMES))[share::STALLING_SHARES]
+    ending = play_stalling_games(seeds)
+    assert ending.games == len(seeds)
+    # Every game ends: with a winner, or stopped for want of people; never otherwise.
+    assert ending.won + ending.no_person == ending.games and ending.other_stops == 0
+    waits = ending.waits
+    # Nobody to play waits past their clock by more than 2 s (the SQS message set when the
+    # reminder went, up to a second late, then up to a second late itself); a decider, past
+    # the 45 seconds of R14 by more than 2 s.
+    assert max(waits.beyond_clock) <= 2.0
+    assert max(waits.after_deadline, default=0.0) <= 2.0
+    assert max(waits.decisions, default=0.0) <= DECISION_SECONDS + 2.0
+    if seeds:
+        assert ending.no_person >= 1, "the first game ends for want of people"
+        assert ending.table_plays > 0 and ending.clock_forfeits > 0
 
 
 def play_engine_games(seeds: list[int]) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -12,7 +13,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
-from engine import Join, Phase, Start, apply, open_table, view
+from engine import CLOCK_DEFAULT, Join, Phase, Start, apply, open_table, view
 from engine import events as ev
 from handlers import moments, names
 from handlers.dynamo import DynamoStore
@@ -93,6 +94,29 @@ def test_what_is_saved_is_read_back(store: Store) -> None:
         "n",
     )
     assert (again.due, again.expires) == (145.25, 900)
+
+
+def test_r20_the_chats_clock_and_the_reminded_moment_are_read_back(store: Store) -> None:
+    record = a_record()
+    record.clock, record.reminded = 30, 7
+    store.save(record, new_game=True)
+    again = store.load(CHAT)
+    assert (again.clock, again.reminded) == (30, 7)
+    again.clock, again.reminded = CLOCK_DEFAULT, None
+    store.save(again)
+    assert (store.load(CHAT).clock, store.load(CHAT).reminded) == (CLOCK_DEFAULT, None)
+
+
+def test_r20_an_item_written_before_the_clock_reads_as_the_default() -> None:
+    record = a_record()
+    document = json.loads(record.document())
+    assert "c" not in document and "rm" not in document, "the defaults cost no bytes"
+    record.clock, record.reminded = 0, 3
+    written = json.loads(record.document())
+    assert (written["c"], written["rm"]) == (0, 3)
+    old = Record(CHAT)
+    old.read_document(json.dumps(document))
+    assert (old.clock, old.reminded) == (CLOCK_DEFAULT, None)
 
 
 def test_only_the_first_of_two_writers_from_one_version_wins(store: Store) -> None:

@@ -46,6 +46,7 @@ GROUP = [
     "addbot",
     "rules",
     "language",
+    "settings",
     "help",
 ]
 PRIVATE = ["start", "help", "rules"]

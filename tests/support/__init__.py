@@ -7,6 +7,7 @@
     tests.support.bot        one bot on moto or dynalite, driven as people use Telegram (Table)
     tests.support.corpus     hostile webhook inputs, and a game that checks nothing changed
     tests.support.stack      dynalite and many Lambda containers, for races, scale and load
+    tests.support.stalling   games in which people stop answering, on a simulated clock (R20)
     tests.support.games      games dealt by hand for the rule tests ('7♦ 7♣')
     tests.support.memory     the store's fake: DynamoDB's conditional semantics in memory
     tests.support.forum      people in a forum supergroup, each topic with its game

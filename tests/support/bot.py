@@ -164,9 +164,10 @@ def running_bot(seed: int = 7, dynamodb: Any = None, log_level: str = "INFO") ->
 # --- a game through the bot, watched -------------------------------------------------------------
 
 
-def open_and_start(table: Table, players: list[Person]) -> None:
-    """/newgame, everyone joins, the opener presses Start."""
-    table.say(players[0], "/newgame")
+def open_and_start(table: Table, players: list[Person], command: str = "/newgame") -> None:
+    """/newgame (or `command`: "/newgame off" for a game without R20's clock), everyone joins,
+    the opener presses Start."""
+    table.say(players[0], command)
     for person in players:
         table.join(person)
     assert table.game().ids == tuple(p.id for p in players)

@@ -22,7 +22,7 @@ from engine import Game, Phase, card_name, mask_of
 from engine.cards import rank_of
 from handlers import callbacks, render
 from handlers.callbacks import Kind, Press
-from handlers.dynamo import DynamoStore
+from handlers.dynamo import DynamoStore, unpack
 from handlers.text import t
 from handlers.webhook import SECRET_HEADER
 from tests.support import GROUP, OTHER_GROUP, SECRET, TOKEN, Person
@@ -209,8 +209,11 @@ class Scene:
         found = self.client.client.scan(TableName=self.table.rt.settings.table_name)["Items"]
         snap = Snapshot()
         for item in found:
-            snap.items[item["pk"]["S"]] = tuple(
-                repr(item.get(key)) for key in ("ver", "doc", "due", "expires")
+            document = unpack(item["doc"]) if "doc" in item else None
+            snap.items[item["pk"]["S"]] = (
+                json.dumps(item.get("ver")),
+                json.dumps(document),
+                *(json.dumps(item.get(key), sort_keys=True) for key in ("due", "expires")),
             )
         return snap
 
@@ -665,6 +668,9 @@ def _presses(scene: Scene, game: Game, ids: _Ids) -> Iterator[tuple[str, dict[st
         ("leave running", awaited, GROUP, table_msg, press(Kind.LEAVE, 0)),
         ("language 2", awaited, GROUP, table_msg, press(Kind.LANGUAGE, 2)),
         ("language 35", STRANGER, GROUP, table_msg, press(Kind.LANGUAGE, 35)),
+        ("clock 45", awaited, GROUP, table_msg, press(Kind.CLOCK, 45)),
+        ("clock while running", awaited, GROUP, table_msg, press(Kind.CLOCK, 30)),
+        ("clock by a stranger", STRANGER, GROUP, table_msg, press(Kind.CLOCK, 0)),
         ("no data", awaited, GROUP, table_msg, None),
         ("empty data", awaited, GROUP, table_msg, ""),
     ]
@@ -806,7 +812,7 @@ def games(scene: Scene) -> dict[str, tuple[Any, ...]]:
     bookkeeping, timers and expiry (the version moves when a reply is written)."""
     found = {}
     for key, (_, doc, due, expires) in scene.snapshot().items.items():
-        document = json.loads(json.loads(doc)["S"])
+        document = json.loads(json.loads(doc))
         kept = {k: v for k, v in document.items() if k not in BOOKKEEPING}
         found[key] = (json.dumps(kept, sort_keys=True), due, expires)
     return found

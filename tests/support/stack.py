@@ -338,10 +338,19 @@ class Stack:
 # --- people at the table, pressing what they see -------------------------------------------------
 
 
-def open_game(stack: Stack, c: Container, players: list[Person], chat: int = GROUP) -> Game:
-    """/newgame, each player's Join button and private /start, then Start: all via the webhook."""
+def open_game(
+    stack: Stack,
+    c: Container,
+    players: list[Person],
+    chat: int = GROUP,
+    *,
+    command: str = "/newgame",
+    robots: int = 0,
+) -> Game:
+    """`command` (/newgame), each player's Join button and private /start, `robots` times
+    /addbot, then Start: all via the webhook."""
     u = stack.updates
-    assert c.post(u.message(players[0], "/newgame", chat, now=c.clock())).status == 200
+    assert c.post(u.message(players[0], command, chat, now=c.clock())).status == 200
     for person in players:
         table = stack.table_message(chat)
         join = button(table, Kind.JOIN)
@@ -350,6 +359,8 @@ def open_game(stack: Stack, c: Container, players: list[Person], chat: int = GRO
         assert reply.answer is not None and "url" in reply.answer, reply
         payload = str(reply.answer["url"]).split("?start=")[1]
         c.post(u.message(person, f"/start {payload}", person.id, now=c.clock()))
+    for _ in range(robots):
+        c.post(u.message(players[0], "/addbot", chat, now=c.clock()))
     table = stack.table_message(chat)
     start = button(table, Kind.START)
     assert start is not None

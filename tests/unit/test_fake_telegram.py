@@ -16,7 +16,9 @@ import threading
 import time
 import warnings
 from collections.abc import Iterator
+from typing import Any
 
+import httpx
 import pytest
 import telegram
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
@@ -41,6 +43,7 @@ from infra.fake_telegram import (
     callback_update,
     cant_initiate,
     chat_migrated,
+    covered,
     delay,
     message_update,
     my_chat_member_update,
@@ -163,6 +166,99 @@ def test_sent_and_edited_texts_carry_the_entities_telegram_finds_in_them(
     run(bot.edit_message_text("nothing to tap", GROUP, sent.message_id))
     stored = tg.message(GROUP, sent.message_id)
     assert stored is not None and "entities" not in stored.extra
+
+
+def date_time(offset: int, length: int, at: float = 1_764_400_090, shown: str = "T") -> Any:
+    return telegram.MessageEntity(
+        telegram.MessageEntity.DATE_TIME,
+        offset,
+        length,
+        unix_time=dtm.datetime.fromtimestamp(at, dtm.UTC),
+        date_time_format=shown,
+    )
+
+
+def test_a_senders_date_time_entity_is_kept_and_counted_in_utf16_units(
+    tg: FakeTelegram, bot: telegram.Bot, run: Run
+) -> None:
+    text = "🤖 أمل · plays by 07:08:10 UTC, /table"
+    offset = len("🤖 أمل · plays by ") + 1  # the robot is two UTF-16 code units
+    sent = run(bot.send_message(GROUP, text, entities=[date_time(offset, 12)]))
+    assert [(e.type, sent.parse_entity(e)) for e in sent.entities] == [
+        ("date_time", "07:08:10 UTC"),
+        ("bot_command", "/table"),  # found by Telegram, beside the sender's own
+    ]
+    assert sent.entities[0].unix_time == dtm.datetime(2025, 11, 29, 7, 8, 10, tzinfo=dtm.UTC)
+    assert sent.entities[0].date_time_format == "T"
+    stored = tg.message(GROUP, sent.message_id)
+    assert stored is not None
+    assert [covered(text, e) for e in stored.own_entities] == ["07:08:10 UTC"]
+    # The same text with the moment moved is an edit; the same text and moment are not.
+    run(bot.edit_message_text(text, GROUP, sent.message_id, entities=[date_time(offset, 12, 5)]))
+    with pytest.raises(BadRequest, match="not modified"):
+        run(
+            bot.edit_message_text(text, GROUP, sent.message_id, entities=[date_time(offset, 12, 5)])
+        )
+
+
+@pytest.mark.parametrize(
+    ("entity", "why"),
+    [
+        ({"type": "date_time", "offset": 0, "length": 3}, 'Field "unix_time" must be'),
+        ({"type": "date_time", "offset": 0, "length": 3, "unix_time": -1}, "Invalid date"),
+        ({"type": "date_time", "offset": 0, "length": 3, "unix_time": 10**11}, "Invalid date"),
+        (
+            {
+                "type": "date_time",
+                "offset": 0,
+                "length": 3,
+                "unix_time": 5,
+                "date_time_format": "x",
+            },
+            "Unsupported date time format",
+        ),
+        (
+            {
+                "type": "date_time",
+                "offset": 0,
+                "length": 3,
+                "unix_time": 5,
+                "date_time_format": "rt",
+            },
+            "Unsupported date time format",
+        ),
+        ({"type": "clock", "offset": 0, "length": 3}, "Unsupported type"),
+        ({"type": "bold", "offset": "0", "length": 3}, 'Field "offset" must be'),
+        ({"type": "bold", "offset": -1, "length": 3}, "incorrect offset -1"),
+        ({"type": "bold", "offset": 0, "length": -3}, "incorrect length -3"),
+        ({"type": "bold", "offset": 9, "length": 1}, "begins after the end of the text"),
+        ({"type": "bold", "offset": 3, "length": 3}, "ends after the end of the text"),
+        ({"type": "bold", "offset": 1, "length": 1}, "middle of a UTF-16 symbol"),
+    ],
+)
+def test_malformed_entities_are_refused_as_telegram_refuses_them(
+    tg: FakeTelegram, run: Run, entity: dict[str, Any], why: str
+) -> None:
+    body = {"chat_id": GROUP, "text": "🤖 x ", "entities": [entity]}  # 5 UTF-16 code units
+    for method in ("sendMessage", "editMessageText"):
+        params = body if method == "sendMessage" else {**body, "message_id": 1}
+        answer = httpx.post(f"{tg.base_url}{TOKEN}/{method}", json=params).json()
+        assert answer["ok"] is False and answer["error_code"] == 400
+        assert why in answer["description"], answer
+    assert tg.messages_to(GROUP) == [], "nothing was sent"
+
+
+def test_a_date_time_entity_with_no_format_and_an_empty_one_is_dropped(
+    tg: FakeTelegram, run: Run
+) -> None:
+    entities = [
+        {"type": "date_time", "offset": 0, "length": 2, "unix_time": 5},
+        {"type": "bold", "offset": 2, "length": 0},
+    ]
+    body = {"chat_id": GROUP, "text": "ab", "entities": entities}
+    answer = httpx.post(f"{tg.base_url}{TOKEN}/sendMessage", json=body).json()
+    assert answer["ok"] is True
+    assert answer["result"]["entities"] == entities[:1]
 
 
 def test_inline_message_edits_answer_true(bot: telegram.Bot, run: Run) -> None:

@@ -231,6 +231,7 @@ def test_the_command_menu_describes_every_command_in_every_language() -> None:
         "addbot",
         "rules",
         "language",
+        "settings",
         "help",
     ]
     for lang in SUPPORTED:
@@ -377,7 +378,8 @@ def test_the_lobby_lists_players_in_join_order_and_offers_start_from_two_players
     shown = lines_of(three)
     assert shown[0] == "Menteur · new game"
     assert "2–8 players" in shown[1]
-    assert shown[3:7] == ["3 players at the table:", "1. Ann", "2. شهد", "3. Bob"]
+    assert shown[2] == "Turn clock: 90 s to play (/settings)."  # R20's, 90 s unless set
+    assert shown[4:8] == ["3 players at the table:", "1. Ann", "2. شهد", "3. Bob"]
     assert shown[-1] == "Bob joined."
     assert "Nobody" in render.table(open_table(1, T0), PLACE, "en", T0).text
 
@@ -405,7 +407,7 @@ def test_every_screen_tells_equal_names_apart_and_marks_computer_players() -> No
     for player, name in ((1, "Sam"), (-1, "Robot 1"), (2, "sam"), (3, "Robot 1")):
         game, _ = apply(game, Join(player, name), T0)
     shown = lines_of(render.table(game, PLACE, "en", T0))
-    assert shown[4:8] == ["1. Sam", "2. 🤖 Robot 1", "3. sam\u00a0²", "4. Robot 1"]
+    assert shown[5:9] == ["1. Sam", "2. 🤖 Robot 1", "3. sam\u00a0²", "4. Robot 1"]
     game, _ = apply(game, Start(1, 5), T0)
     labels = {1: "Sam", -1: "🤖 Robot 1", 2: "sam\u00a0²", 3: "Robot 1"}
     running = lines_of(render.table(game, PLACE, "en", T0))

@@ -1,0 +1,473 @@
+"""R20, the turn clock, through the whole bot: the webhook, the timer function, the store and a
+fake Telegram, on an injected clock (no test waits for real time).
+
+A person awaited to play has the chat's clock (90 s unless /settings or /newgame says): the
+table plays for them at the deadline exactly, through the same timer as the 45 seconds of a
+final play; the second run-out in a row forfeits them, and they are told why in private; one
+reminder a turn, when a third of the clock is left; the table and the hand say until when, as
+a date_time entity each reader's app shows in their own time zone.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+from engine import CLOCK_DEFAULT, Phase, settle
+from engine import events as ev
+from engine.cards import RANKS
+from handlers import callbacks, timer
+from handlers.callbacks import Kind
+from handlers.text import FSI, PDI, RLM, t, tn
+from infra.fake_telegram import StoredMessage, covered, message_update
+from tests.support import GROUP, GROUP_TITLE, Person, by_id, people
+from tests.support.bot import Table, open_and_start, running_bot
+from tests.support.screens import buttons
+from tests.support.updates import answer_text
+
+ANN = Person(101, "Ann")  # opens the game
+BOB = Person(102, "Bob")  # seated
+EVE = Person(103, "Eve")  # a member of the group, not at the table
+ADA = Person(104, "Ada")  # a group administrator, not at the table
+LANGS = pytest.mark.parametrize("lang", ["en", "ar"])
+
+
+def plain(text: str | None) -> str:
+    """What a reader sees: the text without its invisible direction marks."""
+    return (text or "").replace(FSI, "").replace(PDI, "").replace(RLM, "")
+
+
+def fire(table: Table, at: float) -> dict[str, Any]:
+    """The timer function on the SQS message set for `at`, delivered at the table's clock."""
+    body = json.dumps({"chat": GROUP, "at": at})
+    return timer.handle({"Records": [{"messageId": f"m{at}", "body": body}]}, table.rt)
+
+
+def sent_to(table: Table, chat: int) -> list[str]:
+    """The new messages delivered into a chat, in order (edits left out)."""
+    return [str(c.params["text"]) for c in table.tg.calls("sendMessage", chat_id=chat) if c.ok]
+
+
+def table_text(table: Table) -> str:
+    message_id = table.record().table_msg
+    assert message_id is not None
+    message = table.tg.message(GROUP, message_id)
+    assert message is not None
+    return plain(message.text)
+
+
+def play_one(table: Table, players: list[Person]) -> None:
+    """The awaited person plays their lowest card (nobody shouts)."""
+    person = by_id(players, table.game().awaited)
+    table.play(person, {min(table.hand(person))})
+
+
+def until_turn_of(table: Table, players: list[Person], silent: Person) -> None:
+    """Everyone else plays a card until it is `silent`'s turn again."""
+    for _ in range(len(players)):
+        if table.game().awaited == silent.id:
+            return
+        play_one(table, players)
+    raise AssertionError(f"{silent.name}'s turn never came")
+
+
+def run_out(table: Table) -> list[ev.Event]:
+    """The awaited person's reminder and then their deadline, each fired by its SQS message:
+    the events the deadline settled (what the engine says)."""
+    game = table.game()
+    assert game.phase is Phase.PLAY and game.deadline is not None
+    table.clock.now = game.deadline - game.clock / 3
+    fire(table, table.clock.now)
+    table.clock.now = game.deadline
+    settled = settle(table.game(), game.deadline)
+    fire(table, game.deadline)
+    assert table.game() == settled[0]
+    return settled[1]
+
+
+# --- the table plays at the deadline ---------------------------------------------------------
+
+
+def test_r20_the_table_plays_for_a_silent_person_at_90_0_seconds_not_at_89_9() -> None:
+    players = people()
+    with running_bot(seed=3) as table:
+        open_and_start(table, players)
+        game = table.game()
+        started = table.clock.now
+        assert (game.clock, game.deadline) == (CLOCK_DEFAULT, started + 90)
+        assert table.timers.scheduled[-1] == (GROUP, started + 60), "the reminder's timer first"
+        table.clock.now = started + 60
+        fire(table, started + 60)
+        assert table.timers.scheduled[-1] == (GROUP, started + 90), "then the deadline's"
+        # An SQS message delivered a tenth of a second early changes nothing and is set again.
+        table.clock.now = started + 89.9
+        version = table.record().version
+        fire(table, started + 90)
+        assert table.record().version == version and table.game() == game
+        assert table.timers.scheduled[-1] == (GROUP, started + 90)
+        # The sweep a millisecond early does nothing either.
+        table.clock.now = started + 89.999
+        table.tick()
+        assert table.record().version == version
+        table.clock.now = started + 90
+        fire(table, started + 90)
+        after, events = settle(game, started + 90)
+        assert table.game() == after and after.moment == game.moment + 1
+        played = next(e for e in events if isinstance(e, ev.TablePlayed))
+        assert (played.player, played.seconds) == (game.awaited, 90)
+        assert after.updated - started == 90.0, "played at the mark, not a moment later"
+        silent = by_id(players, game.awaited)
+        note = table_text(table).split("\n")[-1]
+        n, rank = played.count, RANKS[played.rank]
+        assert note == (
+            f"No play from {silent.name} in 90 s: the table played for them (Called: {n} × {rank})."
+        )
+        # The hand shows what the table played from it.
+        assert len(table.shown_hand(silent)) == len(table.hand(silent)) == 18 - n
+
+
+@LANGS
+def test_r20_the_tables_play_is_told_in_the_groups_language(lang: str) -> None:
+    players = people(3, lang)
+    with running_bot(seed=3) as table:
+        open_and_start(table, players, "/newgame 30")
+        events = run_out(table)
+        played = next(e for e in events if isinstance(e, ev.TablePlayed))
+        name = by_id(players, played.player).name
+        said = t(
+            lang,
+            "note_table_played",
+            name=name,
+            seconds=30,
+            n=played.count,
+            rank=RANKS[played.rank],
+        )
+        assert table_text(table).split("\n")[-1] == plain(said)
+        assert ("the table played for them" if lang == "en" else "نيابةً عن") in plain(said)
+        assert name in plain(said) and "30" in plain(said)
+
+
+# --- two in a row forfeit; a play of one's own ends the run ------------------------------------
+
+
+def test_r20_a_second_run_out_in_a_row_forfeits_and_the_player_is_told_why_in_private() -> None:
+    players = [Person(101, "Ann"), Person(102, "أمل", "ar"), Person(103, "Chloé")]
+    with running_bot(seed=3) as table:
+        open_and_start(table, players, "/newgame 30")
+        silent = by_id(players, table.game().awaited)
+        first = run_out(table)
+        assert any(isinstance(e, ev.TablePlayed) for e in first)
+        assert table.game().ran_out, "their clock ran out once"
+        until_turn_of(table, players, silent)
+        reminders = len(sent_to(table, silent.id))
+        second = run_out(table)
+        reminder = plain(sent_to(table, silent.id)[reminders])
+        assert reminder.endswith(plain(t(silent.lang, "reminder_last"))), "warned this time"
+        assert ev.Forfeited(silent.id, clock=True) in second
+        game = table.game()
+        assert game.seat_of(silent.id) in game.out and game.phase is Phase.PLAY
+        assert f"{silent.name} forfeits: two turns without a play." in table_text(table)
+        told = plain(sent_to(table, silent.id)[-1])
+        assert told == plain(t(silent.lang, "clock_forfeit", group=GROUP_TITLE))
+        assert plain(table.hand_message(silent).text) == plain(t(silent.lang, "hand_out"))
+
+
+def test_r20_a_play_of_ones_own_ends_the_run_of_run_outs() -> None:
+    players = people()
+    with running_bot(seed=3) as table:
+        open_and_start(table, players, "/newgame 30")
+        silent = by_id(players, table.game().awaited)
+        run_out(table)
+        until_turn_of(table, players, silent)
+        play_one(table, players)  # their own play, in time
+        assert not table.game().ran_out
+        until_turn_of(table, players, silent)
+        again = run_out(table)
+        assert any(isinstance(e, ev.TablePlayed) for e in again), "the table plays, once more"
+        assert not any(isinstance(e, ev.Forfeited) for e in again)
+
+
+# --- one reminder a turn ----------------------------------------------------------------------
+
+
+def test_r20_one_reminder_a_turn_when_a_third_of_the_clock_is_left_whatever_fires_again() -> None:
+    players = [Person(101, "Ann", "ar"), Person(102, "Bob"), Person(103, "Chloé")]
+    with running_bot(seed=4) as table:
+        open_and_start(table, players, "/newgame 60")
+        game = table.game()
+        person = by_id(players, game.awaited)
+        assert game.deadline is not None
+        at = game.deadline - 20
+        assert table.record().due == at
+        before, group = len(sent_to(table, person.id)), len(table.tg.calls(chat_id=GROUP))
+        table.clock.now = at - 0.001
+        fire(table, at)  # early: nothing yet
+        assert len(sent_to(table, person.id)) == before
+        table.clock.now = at
+        for _ in range(3):  # the message, a retry of it, and the sweep
+            fire(table, at)
+            table.tick()
+        reminders = sent_to(table, person.id)[before:]
+        assert [plain(r) for r in reminders] == [
+            plain(tn(person.lang, "reminder", 20, group=GROUP_TITLE))
+        ]
+        assert len(table.tg.calls(chat_id=GROUP)) == group, "nothing in the group, no redraw"
+        assert table.record().reminded == game.moment
+        assert table.record().due == game.deadline, "the deadline's timer is next"
+        # The next person's turn has a reminder of its own.
+        play_one(table, players)
+        game = table.game()
+        assert game.deadline is not None and table.record().due == game.deadline - 20
+
+
+# --- off, and computer players -----------------------------------------------------------------
+
+
+def test_r20_off_means_no_clock_and_no_reminder() -> None:
+    players = people()
+    with running_bot(seed=3) as table:
+        table.say(players[0], "/newgame off")
+        assert "Turn clock: off (/settings)." in table_text(table)
+        for person in players:
+            table.join(person)
+        table.press_button(players[0], table.group_message_with(Kind.START), Kind.START)
+        game = table.game()
+        assert (game.clock, game.deadline) == (0, None)
+        assert "turn clock" not in table_text(table) and "plays by" not in table_text(table)
+        due = table.record().due
+        assert due is not None and due - table.clock.now > 23 * 3600, "only the idle end"
+        sent = len(table.tg.calls())
+        table.clock.advance(3600)
+        table.tick()
+        assert table.game() == game and len(table.tg.calls()) == sent
+
+
+def test_r20_computer_players_have_no_clock_and_keep_their_delay() -> None:
+    with running_bot(seed=5) as table:
+        table.say(ANN, "/newgame 30")
+        table.join(ANN)
+        table.say(ANN, "/addbot")
+        table.say(ANN, "/addbot")
+        table.press_button(ANN, table.group_message_with(Kind.START), Kind.START)
+        robot_turns = person_turns = 0
+        while person_turns < 3 and table.game().phase is not Phase.OVER:
+            game, record = table.game(), table.record()
+            if game.awaited == ANN.id and game.phase is Phase.PLAY:
+                person_turns += 1
+                assert game.deadline == game.updated + 30
+                assert "plays by" in table_text(table)
+                table.play(ANN, {min(table.hand(ANN))})
+                continue
+            assert record.due is not None
+            if game.phase is Phase.PLAY and game.awaited is not None and game.awaited < 0:
+                robot_turns += 1
+                assert game.deadline is None, "a computer player has no clock"
+                assert 3.0 <= record.due - game.updated <= 5.0, "its own short delay"
+                assert "plays by" not in table_text(table)
+            table.clock.now = record.due
+            table.tick()
+        assert robot_turns and person_turns
+
+
+# --- who may set the clock ---------------------------------------------------------------------
+
+
+def clock_button(message: StoredMessage, seconds: int) -> str:
+    """The data of the settings message's button for `seconds`."""
+    for shown in buttons(message):
+        press = callbacks.decode(shown["callback_data"])
+        if press.kind is Kind.CLOCK and press.number == seconds:
+            return str(shown["callback_data"])
+    raise AssertionError(f"no {seconds} s button in {[b['text'] for b in buttons(message)]}")
+
+
+def as_anonymous_admin(table: Table, text: str) -> None:
+    """A group message an anonymous administrator writes: as the group itself, through
+    Telegram's GroupAnonymousBot."""
+    update = message_update(
+        GROUP, 0, text, update_id=table.updates.next_id(), date=table.clock.now, sender_chat=GROUP
+    )
+    table.post(update)
+
+
+def settings_message(table: Table, person: Person) -> StoredMessage:
+    table.say(person, "/settings")
+    message = table.latest(GROUP)
+    assert plain(message.text).startswith("Menteur · settings"), message.text
+    return message
+
+
+def press_clock(table: Table, person: Person, message: StoredMessage, seconds: int) -> str | None:
+    response = table.press(person, GROUP, message.message_id, clock_button(message, seconds))
+    return answer_text(response)
+
+
+def test_r20_the_opener_or_an_admin_sets_the_clock_in_the_lobby_and_its_table_shows_it() -> None:
+    with running_bot() as table:
+        table.tg.admins.add((GROUP, ADA.id))
+        table.say(ANN, "/newgame")
+        table.join(BOB)
+        assert "Turn clock: 90 s to play (/settings)." in table_text(table)
+        shown = settings_message(table, EVE)  # anyone may look
+        assert "✓ 90 s" in [plain(b["text"]) for b in buttons(shown)]
+        for person in (EVE, BOB):  # neither opened the game nor administers the group
+            version = table.record().version
+            assert press_clock(table, person, shown, 60) == t("en", "refusal_not_allowed")
+            assert table.record().version == version and table.record().clock == 90
+        assert press_clock(table, ANN, shown, 60) is None
+        assert (table.record().clock, table.game().clock) == (60, 60)
+        assert "Turn clock: 60 s to play (/settings)." in table_text(table)
+        assert table_text(table).endswith("Turn clock: 60 s.")  # the note
+        edited = table.tg.message(GROUP, shown.message_id)
+        assert edited is not None and "✓ 60 s" in [plain(b["text"]) for b in buttons(edited)]
+        asked = len(table.tg.calls("getChatMember"))
+        assert press_clock(table, ADA, shown, 30) is None
+        assert len(table.tg.calls("getChatMember")) == asked + 1, "one question, before"
+        assert table.game().clock == 30
+        # The same choice again writes nothing.
+        version = table.record().version
+        assert press_clock(table, ADA, shown, 30) is None
+        assert table.record().version == version
+
+
+def test_r20_an_anonymous_admin_sets_the_clock_with_a_command_and_others_are_refused() -> None:
+    with running_bot() as table:
+        table.say(ANN, "/newgame")
+        table.say(EVE, "/settings 30")
+        assert sent_to(table, GROUP)[-1] == t("en", "refusal_not_allowed")
+        assert table.game().clock == 90
+        asked = len(table.tg.calls("getChatMember"))
+        as_anonymous_admin(table, "/settings off")
+        assert len(table.tg.calls("getChatMember")) == asked, "an anonymous admin is known"
+        assert (table.record().clock, table.game().clock) == (0, 0)
+        assert plain(sent_to(table, GROUP)[-1]) == "Turn clock: off."
+        table.say(ANN, "/settings 45")
+        assert sent_to(table, GROUP)[-1] == t("en", "refusal_bad_clock")
+        table.say(ANN, "/settings ٦٠")  # Arabic-Indic digits read as the number they are
+        assert table.game().clock == 60
+
+
+def test_r20_the_clock_cannot_change_while_a_game_runs() -> None:
+    with running_bot() as table:
+        table.tg.admins.add((GROUP, ADA.id))
+        table.say(ANN, "/newgame")
+        shown = settings_message(table, ANN)
+        table.join(ANN)
+        table.join(BOB)
+        table.press_button(ANN, table.group_message_with(Kind.START), Kind.START)
+        running = settings_message(table, EVE)
+        assert buttons(running) == [], "no button that cannot work"
+        assert plain(t("en", "clock_running")) in plain(running.text)
+        for person in (ANN, ADA):
+            assert press_clock(table, person, shown, 30) == t("en", "clock_running")
+        table.say(ADA, "/settings 30")
+        assert sent_to(table, GROUP)[-1] == t("en", "clock_running")
+        assert (table.record().clock, table.game().clock) == (90, 90)
+
+
+def test_r20_newgame_with_seconds_sets_the_clock_of_this_game_and_the_next() -> None:
+    players = people(2)
+    with running_bot() as table:
+        table.say(ANN, "/newgame 45")
+        assert sent_to(table, GROUP)[-1] == t("en", "refusal_bad_clock")
+        assert table.record().game is None, "nothing opened"
+        open_and_start(table, players, "/newgame 60")
+        assert (table.game().clock, table.record().clock) == (60, 60)
+        assert table_text(table).startswith("Menteur · 2 players · turn clock 60 s")
+        table.say(players[0], "/stop")
+        table.say(players[0], "/newgame")
+        assert table.game().clock == 60, "the chat keeps it"
+        table.say(players[0], "/stop")
+        table.say(players[0], "/newgame 180s")
+        assert table.game().clock == 180
+
+
+# --- until when, in each reader's own time zone ------------------------------------------------
+
+
+def test_r20_the_table_and_the_hand_say_until_when_in_a_date_time_entity() -> None:
+    players = [
+        Person(101, "🌙 أمل", "ar"),
+        Person(102, "Zoë 👩‍👩‍👧", "ar"),
+        Person(103, "خالد", "ar"),
+    ]
+    with running_bot(seed=3) as table:
+        open_and_start(table, players, "/newgame 30")
+        game = table.game()
+        assert game.deadline is not None
+        unix = int(game.deadline)
+        utc = time.strftime("%H:%M:%S UTC", time.gmtime(unix))
+        record = table.record()
+        assert record.table_msg is not None
+        shown = table.tg.message(GROUP, record.table_msg)
+        person = by_id(players, game.awaited)
+        hand = table.hand_message(person)
+        for message in (shown, hand):
+            assert message is not None and message.text is not None
+            (entity,) = message.own_entities
+            assert covered(message.text, entity) == utc
+            assert (entity["type"], entity["unix_time"]) == ("date_time", unix)
+            assert entity["date_time_format"] == "T"
+        # Counted in UTF-16 units: the emoji in the names above it make that differ from a
+        # count of characters.
+        assert shown is not None and shown.text is not None
+        assert shown.own_entities[0]["offset"] > shown.text.index(utc)
+        assert "المهلة حتى" in plain(shown.text) and "ضع بطاقاتك قبل" in plain(hand.text)
+        # Nobody else's hand says it; a play moves it to the next person's line.
+        for other in players:
+            if other != person:
+                assert table.hand_message(other).own_entities == []
+        play_one(table, players)
+        moved = table.tg.message(GROUP, record.table_msg)
+        assert moved is not None and moved.text is not None
+        (entity,) = moved.own_entities
+        assert entity["unix_time"] == int(table.clock.now + 30)
+
+
+# --- no person left ------------------------------------------------------------------------------
+
+
+def test_r20_a_game_with_no_person_left_ends_at_once_and_the_table_and_hands_say_why() -> None:
+    with running_bot(seed=5) as table:
+        table.say(ANN, "/newgame 30")
+        table.join(ANN)
+        table.say(ANN, "/addbot")
+        table.say(ANN, "/addbot")
+        table.press_button(ANN, table.group_message_with(Kind.START), Kind.START)
+        for _ in range(200):  # Ann never plays: computers move, the clock runs out on her
+            game = table.game()
+            if game.phase is Phase.OVER:
+                break
+            due = table.record().due
+            assert due is not None
+            table.clock.now = due
+            table.tick()
+        game = table.game()
+        assert game.phase is Phase.OVER and game.stopped
+        assert game.seat_of(ANN.id) in game.out
+        why = plain(t("en", "stopped_no_person"))
+        assert table_text(table).startswith("Menteur · stopped — no winner")
+        assert table_text(table).endswith(why)
+        # The end message says it (the reveal of how the game went follows it).
+        assert any(why in plain(m).splitlines() for m in sent_to(table, GROUP)), "a message says it"
+        assert plain(table.hand_message(ANN).text) == f"{plain(t('en', 'hand_out'))}\n{why}"
+        assert plain(sent_to(table, ANN.id)[-1]) == plain(
+            t("en", "clock_forfeit", group=GROUP_TITLE)
+        )
+        assert table.record().due is None, "nothing left to time"
+
+
+def test_r20_before_any_game_an_admin_sets_the_clock_of_the_first() -> None:
+    ada = Person(ADA.id, "Ada", "ar")
+    with running_bot() as table:
+        table.tg.admins.add((GROUP, ada.id))
+        table.say(ANN, "/settings 30")
+        assert sent_to(table, GROUP)[-1] == t("en", "refusal_not_allowed")
+        table.say(ada, "/settings 30")
+        record = table.record()
+        assert (record.clock, record.lang) == (30, "ar"), "the group speaks its first setter's"
+        table.say(ANN, "/newgame")
+        assert table.game().clock == 30
