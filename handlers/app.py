@@ -23,7 +23,7 @@ from telegram import (
 )
 
 from engine import Code, Forfeit, Leave, LetItStand, Move, Play, Shout, Start, Stop, VoteEnd
-from handlers import acts, callbacks, names, render, telegram_io
+from handlers import acts, callbacks, lobby, names, render, telegram_io
 from handlers.callbacks import BadCallback, Kind, Place, Press
 from handlers.outcomes import Act, Outcome, Result, Via, Why, ignored
 from handlers.screens import Answer, EditButtons, Request, Screen, Send
@@ -141,20 +141,20 @@ class MenteurBot(Service):
                 return await self._answer(joined, Answer(query.id, url=link))
             case Kind.LANGUAGE:
                 admin = await telegram_io.is_admin(self.bot, press.chat, user.id)
-                act = acts.SetLanguage(press.number, user.id, admin, lang)
+                act = lobby.SetLanguage(press.number, user.id, admin, lang)
                 return await self.transact(
                     press.chat, update_id, act, topic=press.topic, query=query, action="language"
                 )
             case Kind.CLOCK:
                 admin = await telegram_io.is_admin(self.bot, press.chat, user.id)
                 shown = query.message.message_id if query.message is not None else None
-                act = acts.SetClockSetting(press.number, user.id, admin, lang, message=shown)
+                act = lobby.SetClockSetting(press.number, user.id, admin, lang, message=shown)
                 return await self.transact(
                     press.chat, update_id, act, topic=press.topic, query=query, action="clock"
                 )
             case Kind.REMOVE:
                 admin = await telegram_io.is_admin(self.bot, press.chat, user.id)
-                act = acts.RemoveBot(-press.number, press.game, user.id, admin, lang)
+                act = lobby.RemoveBot(-press.number, press.game, user.id, admin, lang)
                 return await self.transact(
                     press.chat, update_id, act, topic=press.topic, query=query, action="removebot"
                 )
@@ -219,14 +219,16 @@ class MenteurBot(Service):
             return anonymous or await telegram_io.is_admin(self.bot, chat, user.id)
 
         match name:
-            case "newgame" | "settings" if argument.strip() and acts.clock_choice(argument) is None:
+            case "newgame" | "settings" if (
+                argument.strip() and lobby.clock_choice(argument) is None
+            ):
                 act = acts.Refuse("refusal_bad_clock", Code.BAD_CLOCK, chat, lang)
             case "newgame":
                 game_id = self.game_ids.randrange(callbacks.GAME_IDS.start, callbacks.GAME_IDS.stop)
-                clock = acts.clock_choice(argument) if argument.strip() else None
-                act = acts.NewGame(user.id, message.chat.title or "", lang, game_id, clock)
+                clock = lobby.clock_choice(argument) if argument.strip() else None
+                act = lobby.NewGame(user.id, message.chat.title or "", lang, game_id, clock)
             case "join":
-                act = acts.JoinLink(chat, await telegram_io.username(self.bot), lang)
+                act = lobby.JoinLink(chat, await telegram_io.username(self.bot), lang)
             case "leave":
                 act = acts.PlayerMove(Leave(user.id), lang=lang, reply_to=chat)
             case "forfeit":
@@ -234,20 +236,20 @@ class MenteurBot(Service):
             case "stop":
                 act = acts.PlayerMove(Stop(user.id, await admin()), lang=lang, reply_to=chat)
             case "addbot":
-                act = acts.AddBot(chat, user.id, await admin(), lang)
+                act = lobby.AddBot(chat, user.id, await admin(), lang)
             case "hand":
                 username = await telegram_io.username(self.bot)
                 act = acts.Hand(user.id, chat, lang, username)
             case "table":
                 act = acts.TableAgain(lang)
             case "language":
-                act = acts.LanguagePrompt(chat, user.id, await admin(), lang)
+                act = lobby.LanguagePrompt(chat, user.id, await admin(), lang)
             case "settings" if argument.strip():
-                seconds = acts.clock_choice(argument)
+                seconds = lobby.clock_choice(argument)
                 assert seconds is not None, "refused above"
-                act = acts.SetClockSetting(seconds, user.id, await admin(), lang, reply_to=chat)
+                act = lobby.SetClockSetting(seconds, user.id, await admin(), lang, reply_to=chat)
             case "settings":
-                act = acts.Settings(chat)
+                act = lobby.Settings(chat)
             case "rules":
                 act = acts.Say("rules", chat)
             case "help" | "start":
@@ -273,7 +275,7 @@ class MenteurBot(Service):
             if where not in (Standing.ADMIN, Standing.MEMBER):
                 why = Why.NOT_MEMBER if where is Standing.OUTSIDER else Why.MEMBER_UNKNOWN
                 return await self._say(message.chat.id, t(lang, why.value), why, action="seat")
-            act = acts.Seat(user.id, display_name(user), game_id, lang)
+            act = lobby.Seat(user.id, display_name(user), game_id, lang)
             return await self.transact(chat, update_id, act, topic=topic, action="seat")
         key = {"rules": "rules", "help": "help_private", "start": "help_private"}.get(
             name, "not_in_group"

@@ -11,8 +11,8 @@ import pytest
 from engine import CLOCK_CHOICES, Game, Play, apply, settle
 from engine import events as ev
 from handlers import moments, render
-from handlers.acts import clock_choice
 from handlers.callbacks import Kind, Place, decode
+from handlers.lobby import clock_choice
 from handlers.screens import TimeSpan, time_of_day, timed
 from handlers.text import FSI, PDI, RLM, t
 from tests.support import T0

@@ -7,7 +7,7 @@ import json
 import secrets
 
 from engine import Join, Phase, Shout, Start, apply, encode, open_table
-from handlers import acts, render
+from handlers import acts, lobby, render
 from handlers.callbacks import GAME_IDS, decode
 from handlers.outcomes import Result, Why
 from handlers.service import Service
@@ -46,7 +46,7 @@ def test_a_new_game_gets_a_random_id_in_nine_base36_digits() -> None:
     record.read_document(legacy_document(3))
     record.game = None
     drawn = secrets.SystemRandom().randrange(GAME_IDS.start, GAME_IDS.stop)
-    decision = acts.NewGame(11, "Friday", "en", drawn).decide(record, T0)
+    decision = lobby.NewGame(11, "Friday", "en", drawn).decide(record, T0)
     assert decision.write and decision.new_game
     assert record.game_id == drawn and record.game is not None
     assert record.game.phase is Phase.LOBBY
@@ -55,13 +55,13 @@ def test_a_new_game_gets_a_random_id_in_nine_base36_digits() -> None:
 def test_a_new_game_never_takes_the_id_of_the_game_it_replaces() -> None:
     for current in (GAME_IDS[0], GAME_IDS[12345], GAME_IDS[-1]):
         record = Record(CHAT, game_id=current)
-        acts.NewGame(11, "Friday", "en", current).decide(record, T0)
+        lobby.NewGame(11, "Friday", "en", current).decide(record, T0)
         assert record.game_id != current and record.game_id in GAME_IDS
 
 
 def test_a_button_of_a_replaced_game_is_refused_whatever_its_id() -> None:
     record = Record(CHAT)
-    acts.NewGame(11, "Friday", "en", GAME_IDS[77]).decide(record, T0)
+    lobby.NewGame(11, "Friday", "en", GAME_IDS[77]).decide(record, T0)
     for old in (0, 1, 3, GAME_IDS[76], GAME_IDS[78]):
         decision = acts.PlayerMove(Shout(12, 0), old, "en").decide(record, T0)
         assert decision.result is Result.REFUSED and decision.reason is Why.OLD_GAME

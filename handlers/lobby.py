@@ -1,0 +1,272 @@
+"""What the commands and buttons around a game mean: opening one, taking and leaving seats,
+computer players, and the chat's settings (its language, R20's turn clock). Like every act
+(`handlers.acts`), each decides on the record it is given and never writes or sends.
+"""
+
+from __future__ import annotations
+
+from engine import (
+    CLOCK_CHOICES,
+    Code,
+    Join,
+    Leave,
+    Phase,
+    SetClock,
+    apply,
+    open_table,
+)
+from engine.events import Event
+from engine.records import record
+from handlers import names, render
+from handlers.acts import SEAT, PlayerMove, deep_link, opener_or_admin, refused, reply
+from handlers.callbacks import GAME_IDS, Kind
+from handlers.outcomes import Decision, Result, Why
+from handlers.screens import Button, Edit, Request, Screen, Send
+from handlers.store import Record
+from handlers.text import DEFAULT, SUPPORTED, t
+
+
+@record
+class AddBot:
+    """/addbot: seat the next computer player, "Robot N", with the first free N. In the lobby,
+    by a player at the table, the player who opened it, or a group administrator (`admin`)."""
+
+    reply_to: int
+    by: int
+    admin: bool
+    lang: str | None = None
+
+    def decide(self, record: Record, now: float) -> Decision:
+        game = record.game
+        lobby = game is not None and game.phase is Phase.LOBBY
+        if lobby and game is not None and not (self.admin or self.by in (game.opener, *game.ids)):
+            text = t(self.lang or record.lang, "addbot_not_allowed")
+            return refused(text, Code.NOT_ALLOWED, self.reply_to)
+        taken = set(game.ids) if game else set()
+        n = next(n for n in range(1, 10) if -n not in taken)
+        move = Join(-n, names.clean(t(record.lang, "robot_name", n=n), names.NAME_LENGTH))
+        return PlayerMove(move, lang=self.lang, reply_to=self.reply_to).decide(record, now)
+
+
+@record
+class RemoveBot:
+    """A lobby's button that takes computer player `robot` (a negative id) off the table: for
+    the player who opened it, or a group administrator (`admin`)."""
+
+    robot: int
+    game_id: int
+    by: int
+    admin: bool
+    lang: str
+
+    def decide(self, record: Record, now: float) -> Decision:
+        leave = PlayerMove(Leave(self.robot), self.game_id, self.lang)
+        game = record.game
+        if game is None or self.game_id != record.game_id or game.phase is not Phase.LOBBY:
+            return leave.decide(record, now)  # no game, another game, or past the lobby
+        if not opener_or_admin(record, self.by, self.admin):
+            return refused(t(self.lang, "remove_not_allowed"), Code.NOT_ALLOWED, None)
+        if self.robot >= 0 or self.robot not in game.ids:
+            return refused(t(self.lang, "robot_gone"), Code.NOT_A_PLAYER, None)
+        return leave.decide(record, now)
+
+
+@record
+class Seat:
+    """/start in private, from the Join button's link: seat the player at that table.
+
+    `name` is the player's cleaned name (`handlers.names.person`); when nothing of it was left,
+    the seat is "Player N" in the group's language, stored once like a computer player's name.
+    """
+
+    user: int
+    name: str
+    game_id: int
+    lang: str
+
+    def decide(self, record: Record, now: float) -> Decision:
+        name = self.name or names.numbered(
+            lambda n: names.clean(t(record.lang, "player_name", n=n), names.NAME_LENGTH),
+            record.game.names if record.game else (),
+        )
+        join = PlayerMove(Join(self.user, name), self.game_id, self.lang)
+        decision = join.decide(record, now)
+        private = Screen(decision.refusal or t(self.lang, "join_in_private", group=record.title))
+        decision.extra.append(Send(self.user, private))
+        decision.refusal = None  # said in the private chat already
+        if decision.write:
+            record.langs[self.user] = self.lang
+            decision.reachable.add(self.user)
+        return decision
+
+
+@record
+class NewGame:
+    """/newgame: a new lobby, unless a game is running. `game_id` is a random draw from
+    `callbacks.GAME_IDS`; should it be the id of the game it replaces, the next one is taken.
+    `lang` is the opener's, when their app gave one. `clock` (`/newgame 60`) is R20's seconds
+    for this game and the chat's next ones, as /settings would set them; None keeps the
+    chat's."""
+
+    opener: int
+    title: str
+    lang: str | None
+    game_id: int
+    clock: int | None = None
+
+    def decide(self, record: Record, now: float) -> Decision:
+        if record.game is not None and record.game.phase is not Phase.OVER:
+            text = t(self.lang or record.lang, "game_running")
+            return refused(text, Why.GAME_RUNNING, record.chat)
+        if record.version == 0:
+            # A new group speaks its opener's language until /language.
+            record.lang = self.lang or DEFAULT
+        if self.clock is not None:
+            record.clock = self.clock
+        record.game = open_table(self.opener, now, clock=record.clock)
+        record.reminded = None  # moments count from 0 again
+        ids = GAME_IDS
+        record.game_id = (
+            self.game_id
+            if self.game_id != record.game_id
+            else ids.start + (self.game_id - ids.start + 1) % len(ids)
+        )
+        record.title = names.title(self.title)
+        record.note = None
+        record.langs = {}
+        return Decision(write=True, new_game=True)
+
+
+@record
+class JoinLink:
+    """/join in the group: a button opening the private chat whose Start seats the player."""
+
+    reply_to: int
+    bot_username: str
+    lang: str | None = None
+
+    def decide(self, record: Record, now: float) -> Decision:
+        if record.game is None or record.game.phase is Phase.OVER:
+            screen = Screen(t(self.lang or record.lang, "no_game"))
+        elif record.game.phase is not Phase.LOBBY:
+            screen = Screen(t(self.lang or record.lang, "refusal_already_started"))
+        else:
+            link = deep_link(self.bot_username, SEAT, record.place)
+            button = Button(t(record.lang, "join_button"), url=link)
+            screen = Screen(t(record.lang, "open_private"), ((button,),))
+        return Decision(extra=[Send(self.reply_to, screen)])
+
+
+@record
+class LanguagePrompt:
+    """/language: a button per supported language, each named in its own language. For the
+    player who opened the chat's game, or a group administrator (`admin`)."""
+
+    reply_to: int
+    by: int
+    admin: bool
+    lang: str | None = None
+
+    def decide(self, record: Record, now: float) -> Decision:
+        if not opener_or_admin(record, self.by, self.admin):
+            text = t(self.lang or record.lang, "refusal_not_allowed")
+            return refused(text, Code.NOT_ALLOWED, self.reply_to)
+        buttons = tuple(
+            Button(
+                t(code, "language_name"),
+                record.place.data(Kind.LANGUAGE, i),
+            )
+            for i, code in enumerate(SUPPORTED)
+        )
+        prompt = t(record.lang, "language_prompt")
+        return Decision(extra=[reply(self.reply_to, prompt, (buttons,))])
+
+
+@record
+class SetLanguage:
+    """A language button: the group's language from now on. Pressed by the player who opened
+    the chat's game, or a group administrator (`admin`); refusals in the presser's `lang`."""
+
+    index: int
+    by: int
+    admin: bool
+    lang: str
+
+    def decide(self, record: Record, now: float) -> Decision:
+        if self.index >= len(SUPPORTED):
+            return refused(t(self.lang, "bad_button"), Why.BAD_BUTTON, None)
+        if not opener_or_admin(record, self.by, self.admin):
+            return refused(t(self.lang, "refusal_not_allowed"), Code.NOT_ALLOWED, None)
+        if record.lang == SUPPORTED[self.index]:
+            return Decision(result=Result.UNCHANGED)  # a second press on the prompt: no write
+        record.lang = SUPPORTED[self.index]
+        notice = Send(record.chat, Screen(t(record.lang, "language_set")))
+        return Decision(write=True, extra=[notice])
+
+
+@record
+class Settings:
+    """/settings: the chat's turn clock (R20), with a button per choice while no game runs."""
+
+    reply_to: int
+
+    def decide(self, record: Record, now: float) -> Decision:
+        screen = render.settings(record.clock, record.game, record.place, record.lang)
+        return Decision(extra=[Send(self.reply_to, screen)])
+
+
+def clock_choice(argument: str) -> int | None:
+    """R20's seconds that `/newgame 60` or `/settings off` asks for, 0 for no clock; None when
+    the argument names none of `CLOCK_CHOICES` ("60", "60s", "٦٠", "off" or the off button's
+    word in a supported language)."""
+    word = argument.strip().casefold().removesuffix("s").strip()
+    offs = {"off", *(t(code, "btn_clock_off").strip("\u200f").casefold() for code in SUPPORTED)}
+    if word in offs:
+        return 0
+    seconds = int(word) if word.isdecimal() and len(word) <= 3 else None
+    return seconds if seconds in CLOCK_CHOICES else None
+
+
+@record
+class SetClockSetting:
+    """A clock button of /settings, or `/settings 60`: the chat's turn clock from now on (R20),
+    and the open lobby's, whose table then shows it. For the player who opened the chat's game
+    or a group administrator (`admin`); refused while a game runs. `message` is the settings
+    message pressed, redrawn with the choice ticked; a command (`reply_to`, the chat) is
+    answered in one line. Refusals in the presser's `lang`."""
+
+    seconds: int
+    by: int
+    admin: bool
+    lang: str | None = None
+    message: int | None = None
+    reply_to: int | None = None
+
+    def decide(self, record: Record, now: float) -> Decision:
+        lang = self.lang or record.lang
+        if self.seconds not in CLOCK_CHOICES:
+            return refused(t(lang, "bad_button"), Why.BAD_BUTTON, self.reply_to)
+        if not opener_or_admin(record, self.by, self.admin):
+            return refused(t(lang, "refusal_not_allowed"), Code.NOT_ALLOWED, self.reply_to)
+        game = record.game
+        if game is not None and game.phase in (Phase.PLAY, Phase.DECIDE):
+            return refused(t(lang, "clock_running"), Code.ALREADY_STARTED, self.reply_to)
+        lobby = game if game is not None and game.phase is Phase.LOBBY else None
+        if record.clock == self.seconds and (lobby is None or lobby.clock == self.seconds):
+            return Decision(result=Result.UNCHANGED)  # a second press on the same choice
+        if record.version == 0:
+            # As /newgame would: a new group speaks the language of whoever set it up first.
+            record.lang = self.lang or DEFAULT
+        record.clock = self.seconds
+        events: list[Event] = []
+        if lobby is not None:
+            move = SetClock(self.by, self.seconds, self.admin or self.by == lobby.opener)
+            record.game, events = apply(lobby, move, now)
+        shown = render.settings(record.clock, record.game, record.place, record.lang)
+        extra: list[Request] = []
+        if self.message is not None:
+            extra.append(Edit(record.chat, self.message, shown))
+        if self.reply_to is not None:
+            key = "note_clock" if self.seconds else "note_clock_off"
+            extra.append(reply(self.reply_to, t(record.lang, key, seconds=self.seconds)))
+        return Decision(write=True, events=events, extra=extra)
