@@ -23,12 +23,12 @@ from telegram import (
 )
 
 from engine import Code, Forfeit, Leave, LetItStand, Move, Play, Shout, Start, Stop, VoteEnd
-from handlers import acts, callbacks, lobby, names, render, telegram_io
+from handlers import acts, callbacks, lobby, names, questions, render, telegram_io
 from handlers.callbacks import BadCallback, Kind, Place, Press
 from handlers.outcomes import Act, Outcome, Result, Via, Why, ignored
+from handlers.questions import Standing
 from handlers.screens import Answer, EditButtons, Request, Screen, Send
 from handlers.service import Service
-from handlers.telegram_io import Standing
 from handlers.text import language_of, t
 
 LOGGER = logging.getLogger("menteur")
@@ -103,7 +103,7 @@ class MenteurBot(Service):
         member = change.new_chat_member
         if change.chat.type == "private" or can_send(member):
             return ignored(Why.KIND, chat)  # a private chat blocked, or the bot (re)added
-        if member.user.username != await telegram_io.username(self.bot):
+        if member.user.username != await questions.username(self.bot):
             return ignored(Why.MALFORMED, chat)  # Telegram sends only the bot's own here
         outcome = Outcome(Via.REMOVED, Result.NOTHING_DUE, chat=chat, action="removed")
         for topic in [None, *self.store.topics(chat)]:
@@ -134,26 +134,26 @@ class MenteurBot(Service):
             case Kind.TOGGLE:
                 return await self._toggle(query, press, lang)
             case Kind.JOIN:
-                username = await telegram_io.username(self.bot)
+                username = await questions.username(self.bot)
                 place = Place(press.chat, press.game, press.topic)
                 link = acts.deep_link(username, acts.SEAT, place)
                 joined = Outcome(Via.PRESS, Result.APPLIED, action="join")
                 return await self._answer(joined, Answer(query.id, url=link))
             case Kind.LANGUAGE:
-                admin = await telegram_io.is_admin(self.bot, press.chat, user.id)
+                admin = await questions.is_admin(self.bot, press.chat, user.id)
                 act = lobby.SetLanguage(press.number, user.id, admin, lang)
                 return await self.transact(
                     press.chat, update_id, act, topic=press.topic, query=query, action="language"
                 )
             case Kind.CLOCK:
-                admin = await telegram_io.is_admin(self.bot, press.chat, user.id)
+                admin = await questions.is_admin(self.bot, press.chat, user.id)
                 shown = query.message.message_id if query.message is not None else None
                 act = lobby.SetClockSetting(press.number, user.id, admin, lang, message=shown)
                 return await self.transact(
                     press.chat, update_id, act, topic=press.topic, query=query, action="clock"
                 )
             case Kind.REMOVE:
-                admin = await telegram_io.is_admin(self.bot, press.chat, user.id)
+                admin = await questions.is_admin(self.bot, press.chat, user.id)
                 act = lobby.RemoveBot(-press.number, press.game, user.id, admin, lang)
                 return await self.transact(
                     press.chat, update_id, act, topic=press.topic, query=query, action="removebot"
@@ -198,7 +198,7 @@ class MenteurBot(Service):
         word, _, argument = message.text.partition(" ") if message.text else ("", "", "")
         name, _, addressee = word[1:].partition("@")
         chat = message.chat.id
-        if addressee and addressee.lower() != (await telegram_io.username(self.bot)).lower():
+        if addressee and addressee.lower() != (await questions.username(self.bot)).lower():
             return ignored(Why.OTHER_BOT, chat)
         name = name.lower()
         if message.chat.type == "private":
@@ -216,7 +216,7 @@ class MenteurBot(Service):
         async def admin() -> bool:
             """Asked before the transaction, so that one decision is taken with the answer;
             asked only of commands whose answer depends on it."""
-            return anonymous or await telegram_io.is_admin(self.bot, chat, user.id)
+            return anonymous or await questions.is_admin(self.bot, chat, user.id)
 
         match name:
             case "newgame" | "settings" if (
@@ -228,7 +228,7 @@ class MenteurBot(Service):
                 clock = lobby.clock_choice(argument) if argument.strip() else None
                 act = lobby.NewGame(user.id, message.chat.title or "", lang, game_id, clock)
             case "join":
-                act = lobby.JoinLink(chat, await telegram_io.username(self.bot), lang)
+                act = lobby.JoinLink(chat, await questions.username(self.bot), lang)
             case "leave":
                 act = acts.PlayerMove(Leave(user.id), lang=lang, reply_to=chat)
             case "forfeit":
@@ -238,7 +238,7 @@ class MenteurBot(Service):
             case "addbot":
                 act = lobby.AddBot(chat, user.id, await admin(), lang)
             case "hand":
-                username = await telegram_io.username(self.bot)
+                username = await questions.username(self.bot)
                 act = acts.Hand(user.id, chat, lang, username)
             case "table":
                 act = acts.TableAgain(lang)
@@ -271,7 +271,7 @@ class MenteurBot(Service):
                 return await self.transact(chat, update_id, act, topic=topic, action="hand")
             # Only the group's members may sit at its table: a link names the chat, and anyone
             # may have it. Asked before the transaction, which then reads and writes once.
-            where = await telegram_io.standing(self.bot, chat, user.id)
+            where = await questions.standing(self.bot, chat, user.id)
             if where not in (Standing.ADMIN, Standing.MEMBER):
                 why = Why.NOT_MEMBER if where is Standing.OUTSIDER else Why.MEMBER_UNKNOWN
                 return await self._say(message.chat.id, t(lang, why.value), why, action="seat")

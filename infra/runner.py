@@ -29,7 +29,7 @@ from typing import Any, Self
 from telegram.error import Conflict, InvalidToken, NetworkError, TelegramError
 from telegram.warnings import PTBUserWarning
 
-from handlers import registration, telegram_io, timer, webhook
+from handlers import questions, registration, telegram_io, timer, webhook
 from handlers.config import Settings
 from handlers.dynamo import DynamoStore
 from handlers.runtime import Runtime
@@ -335,7 +335,7 @@ def serve(settings: Settings, data_dir: Path, interrupts: Interrupts) -> None:
         poller = Poller(local)
         with interrupts.step():
             try:
-                name = local.rt.run(telegram_io.username(local.rt.bot))
+                name = local.rt.run(questions.username(local.rt.bot))
                 removed = poller.start()
             except InvalidToken:
                 sys.exit(BAD_TOKEN)

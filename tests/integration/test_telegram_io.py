@@ -12,18 +12,15 @@ from typing import Any
 import pytest
 import telegram
 
+from handlers.questions import Standing, is_admin, standing, username
 from handlers.screens import Answer, Button, Edit, EditButtons, Request, Screen, Send
 from handlers.telegram_io import (
     TRANSIENT_REDRAW,
     Delivery,
-    Standing,
     close_bot,
     deliver,
-    is_admin,
     make_bot,
     perform_reply,
-    standing,
-    username,
     webhook_reply,
 )
 from infra.fake_telegram import (
