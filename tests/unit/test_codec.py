@@ -10,7 +10,7 @@ import pytest
 from engine import CodecError, Join, Phase, Play, Start, apply, decode, encode, open_table
 from engine.cards import cards_in
 from engine.codec import VERSION
-from engine.state import Game, LastPlay
+from engine.state import FIELDS, Game, LastPlay
 
 SIXTEEN = "Abcdefghijklmnop"
 
@@ -135,6 +135,16 @@ def test_a_version_1_game_is_written_back_in_the_current_form() -> None:
 GOOD = encode(eight_player_game_mid_play())
 
 
+TALLY = 1 + FIELDS.index("tally")
+
+
+def test_counters_of_any_size_round_trip() -> None:
+    game = eight_player_game_mid_play()
+    for tally in ("", "0aZ9", "Z\u0100\ud7ff" + "1" * 37):
+        game.tally = tally
+        assert decode(encode(game)).tally == tally
+
+
 def altered(index: int, value: object) -> list[object]:
     copy = list(GOOD)
     copy[index] = value
@@ -162,6 +172,12 @@ def altered(index: int, value: object) -> list[object]:
         altered(6, [1 << 52] * 8),
         altered(7, [3] * 7),
         altered(14, [1, 2]),  # a last play of two fields
+        altered(TALLY, "0a!"),  # counters are letters and digits, or wide characters
+        altered(TALLY, "0 1"),
+        altered(TALLY, "\u00ff"),
+        altered(TALLY, "\ue000"),
+        altered(TALLY, "1" * 41),  # more than five counters a seat
+        altered(TALLY, 5),
     ],
 )
 def test_anything_else_is_refused_with_a_codec_error(value: object) -> None:
