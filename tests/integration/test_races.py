@@ -381,6 +381,42 @@ def timer_event(chat: int, at: float) -> dict[str, Any]:
     return {"Records": [{"messageId": f"m{at}", "body": json.dumps({"chat": chat, "at": at})}]}
 
 
+def race_with_the_timer(  # noqa: PLR0917
+    stack: Stack,
+    prep: Prepared,
+    human: Container,
+    box: Container,
+    press_as: tuple[Person, str],
+    pressed_at: float,
+    deadline: float,
+    forced: str | None,
+) -> tuple[Reply, dict[str, Any], int, int]:
+    """From the prepared state, a press (`press_as`: who, which prepared button) handled by
+    `human` at `pressed_at` and the timer's fire at `deadline` in `box`, at once; with `forced`
+    ("human" or "timer"), that one's write lands first. Returns the press's reply, its update,
+    and the writes each made."""
+    prep.restore(stack, [human, box])
+    human.clock.now, box.clock.now = pressed_at, deadline
+    update = prep.press(stack, *press_as)
+    if forced is not None:
+        read_together([human, box])
+        first, then = (human, box) if forced == "human" else (box, human)
+        writes_first(first, [then])
+    commits = human.store.commits, box.store.commits
+
+    def press() -> Reply:
+        return human.post(update)
+
+    def fire() -> dict[str, Any]:
+        return timer.handle(timer_event(prep.chat, deadline), box.rt)
+
+    reply, _ = at_once(press, fire)
+    by_human, by_timer = human.store.commits - commits[0], box.store.commits - commits[1]
+    if forced is not None:
+        assert (by_human, by_timer) == ((1, 0) if forced == "human" else (0, 1))
+    return reply, update, by_human, by_timer
+
+
 @pytest.mark.parametrize(
     ("who", "kind", "early"),
     [
@@ -417,29 +453,11 @@ def test_the_timer_and_a_press_at_the_deadline_have_exactly_one_outcome(  # noqa
     else:
         by_hand = timed_out  # late: the press settles the deadline, as the timer would
     for forced in ["human", "timer", "human", "timer"] + [None] * FREE_ROUNDS:
-        prep.restore(stack, [human, box])
-        human.clock.now, box.clock.now = pressed_at, deadline
-        update = prep.press(stack, person, kind.name.lower())
-        if forced is not None:
-            read_together([human, box])
-            first, then = (human, box) if forced == "human" else (box, human)
-            writes_first(first, [then])
-        commits = human.store.commits, box.store.commits
         sends = len(stack.tg.calls("sendMessage", chat_id=chat))
-
-        def press(update: dict[str, Any] = update) -> Reply:
-            return human.post(update)
-
-        def fire() -> dict[str, Any]:
-            return timer.handle(timer_event(chat, deadline), box.rt)
-
-        reply, _ = at_once(press, fire)
-
-        by_human = human.store.commits - commits[0]
-        by_timer = box.store.commits - commits[1]
+        reply, update, by_human, by_timer = race_with_the_timer(
+            stack, prep, human, box, (person, kind.name.lower()), pressed_at, deadline, forced
+        )
         assert by_human + by_timer == 1, "exactly one write decides the final play"
-        if forced is not None:
-            assert (by_human, by_timer) == ((1, 0) if forced == "human" else (0, 1))
         stored = stack.game(chat)
         expected = by_hand if by_human else timed_out
         assert stored == expected
@@ -499,28 +517,10 @@ def test_r20_the_clock_and_a_play_at_its_deadline_have_exactly_one_outcome(
     by_hand = apply(game, move, pressed_at)[0] if early else timed_out
     seen = set()
     for forced in ["human", "timer", "human", "timer"] + [None] * FREE_ROUNDS:
-        prep.restore(stack, [human, box])
-        human.clock.now, box.clock.now = pressed_at, deadline
-        update = prep.press(stack, person, "play")
-        if forced is not None:
-            read_together([human, box])
-            first, then = (human, box) if forced == "human" else (box, human)
-            writes_first(first, [then])
-        commits = human.store.commits, box.store.commits
-
-        def press(update: dict[str, Any] = update) -> Reply:
-            return human.post(update)
-
-        def fire() -> dict[str, Any]:
-            return timer.handle(timer_event(chat, deadline), box.rt)
-
-        reply, _ = at_once(press, fire)
-
-        by_human = human.store.commits - commits[0]
-        by_timer = box.store.commits - commits[1]
+        reply, update, by_human, by_timer = race_with_the_timer(
+            stack, prep, human, box, (person, "play"), pressed_at, deadline, forced
+        )
         assert by_human + by_timer == 1, "exactly one write decides the turn"
-        if forced is not None:
-            assert (by_human, by_timer) == ((1, 0) if forced == "human" else (0, 1))
         seen.add("human" if by_human else "timer")
         stored = stack.game(chat)
         played = bool(by_human and early)
