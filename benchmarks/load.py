@@ -331,7 +331,13 @@ class Driver:
             answer = await self.post(self.updates.press(person, self.chat, table.message_id, join))
             assert answer is not None and "url" in answer
             payload = str(answer["url"]).split("?start=")[1]
-            await self.post(self.updates.message(person, f"/start {payload}", person.id))
+            for _ in range(BUSY_RETRIES):
+                await self.post(self.updates.message(person, f"/start {payload}", person.id))
+                if await self._seated(person):
+                    break
+                # Telegram did not answer the membership check (a flood limit): "try again
+                # in a moment", the bot says, and a person would.
+                await asyncio.sleep(LOOK_EVERY)
         for _ in range(BUSY_RETRIES):
             table = await self._group_message(Kind.START, seated=PLAYERS)
             start = button(table, Kind.START)
@@ -342,6 +348,10 @@ class Driver:
         assert self.game is not None and self.game.phase is Phase.PLAY
         for person in self.people:
             await self._see_hand(person)
+
+    async def _seated(self, person: Person) -> bool:
+        record = await asyncio.to_thread(self.store.load, self.chat)
+        return record.game is not None and person.id in record.game.ids
 
     async def _group_message(
         self,
