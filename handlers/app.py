@@ -22,14 +22,26 @@ from telegram import (
     User,
 )
 
-from engine import Code, Forfeit, Leave, LetItStand, Move, Play, Shout, Start, Stop, VoteEnd
+from engine import (
+    CLOCK_CHOICES,
+    Code,
+    Forfeit,
+    Leave,
+    LetItStand,
+    Move,
+    Play,
+    Shout,
+    Start,
+    Stop,
+    VoteEnd,
+)
 from handlers import acts, callbacks, lobby, names, questions, render, telegram_io
 from handlers.callbacks import BadCallback, Kind, Place, Press
 from handlers.outcomes import Act, Outcome, Result, Via, Why, ignored
 from handlers.questions import Standing
 from handlers.screens import Answer, EditButtons, Request, Screen, Send
 from handlers.service import Service
-from handlers.text import language_of, t
+from handlers.text import COMMANDS, language_of, t
 
 LOGGER = logging.getLogger("menteur")
 
@@ -146,7 +158,10 @@ class MenteurBot(Service):
                     press.chat, update_id, act, topic=press.topic, query=query, action="language"
                 )
             case Kind.CLOCK:
-                admin = await questions.is_admin(self.bot, press.chat, user.id)
+                # A choice no button offers is refused by the act; no question to Telegram first.
+                admin = press.number in CLOCK_CHOICES and await questions.is_admin(
+                    self.bot, press.chat, user.id
+                )
                 shown = query.message.message_id if query.message is not None else None
                 act = lobby.SetClockSetting(press.number, user.id, admin, lang, message=shown)
                 return await self.transact(
@@ -280,7 +295,10 @@ class MenteurBot(Service):
         key = {"rules": "rules", "help": "help_private", "start": "help_private"}.get(
             name, "not_in_group"
         )
-        return await self._say(message.chat.id, t(lang, key), action=name)
+        # Logged as the action: a command of ours by its name; any other word, which anyone
+        # may type at any length, only as "other".
+        action = name if name in COMMANDS or name == "start" else "other"
+        return await self._say(message.chat.id, t(lang, key), action=action)
 
     async def _say(
         self, chat: int, text: str, refusal: Why | None = None, *, action: str

@@ -105,8 +105,8 @@ class NewGame:
     """/newgame: a new lobby, unless a game is running. `game_id` is a random draw from
     `callbacks.GAME_IDS`; should it be the id of the game it replaces, the next one is taken.
     `lang` is the opener's, when their app gave one. `clock` (`/newgame 60`) is R20's seconds
-    for this game and the chat's next ones, as /settings would set them; None keeps the
-    chat's."""
+    for this game only (its opener's choice; the chat's setting, for the next games, is
+    /settings', the opener's or an admin's); None takes the chat's."""
 
     opener: int
     title: str
@@ -121,9 +121,8 @@ class NewGame:
         if record.version == 0:
             # A new group speaks its opener's language until /language.
             record.lang = self.lang or DEFAULT
-        if self.clock is not None:
-            record.clock = self.clock
-        record.game = open_table(self.opener, now, clock=record.clock)
+        clock = record.clock if self.clock is None else self.clock
+        record.game = open_table(self.opener, now, clock=clock)
         record.reminded = None  # moments count from 0 again
         ids = GAME_IDS
         record.game_id = (
@@ -253,7 +252,12 @@ class SetClockSetting:
             return refused(t(lang, "clock_running"), Code.ALREADY_STARTED, self.reply_to)
         lobby = game if game is not None and game.phase is Phase.LOBBY else None
         if record.clock == self.seconds and (lobby is None or lobby.clock == self.seconds):
-            return Decision(result=Result.UNCHANGED)  # a second press on the same choice
+            if self.reply_to is None:
+                return Decision(result=Result.UNCHANGED)  # a second press on the same choice
+            # `/settings 90` when it is 90 already: said so, and nothing written.
+            key = "note_clock" if self.seconds else "note_clock_off"
+            said = reply(self.reply_to, t(record.lang, key, seconds=self.seconds))
+            return Decision(result=Result.UNCHANGED, extra=[said])
         if record.version == 0:
             # As /newgame would: a new group speaks the language of whoever set it up first.
             record.lang = self.lang or DEFAULT

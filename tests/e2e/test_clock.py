@@ -368,21 +368,29 @@ def test_r20_the_clock_cannot_change_while_a_game_runs() -> None:
         assert (table.record().clock, table.game().clock) == (90, 90)
 
 
-def test_r20_newgame_with_seconds_sets_the_clock_of_this_game_and_the_next() -> None:
+def test_r20_newgame_with_seconds_sets_the_clock_of_this_game_only() -> None:
+    """Anyone may open a game, so its opener chooses its clock, but the chat's setting for the
+    next games stays /settings', the opener's or an admin's."""
     players = people(2)
     with running_bot() as table:
         table.say(ANN, "/newgame 45")
         assert sent_to(table, GROUP)[-1] == t("en", "refusal_bad_clock")
         assert table.record().game is None, "nothing opened"
         open_and_start(table, players, "/newgame 60")
-        assert (table.game().clock, table.record().clock) == (60, 60)
+        assert (table.game().clock, table.record().clock) == (60, 90)
         assert table_text(table).startswith("Menteur · 2 players · turn clock 60 s")
         table.say(players[0], "/stop")
         table.say(players[0], "/newgame")
-        assert table.game().clock == 60, "the chat keeps it"
+        assert table.game().clock == 90, "the chat's setting, untouched"
         table.say(players[0], "/stop")
         table.say(players[0], "/newgame 180s")
         assert table.game().clock == 180
+        table.say(players[0], "/settings 90")  # the opener of the chat's game
+        assert table.game().clock == 90
+        said = len(sent_to(table, GROUP))
+        table.say(players[0], "/settings 90")  # as it is already: said so, nothing changes
+        assert len(sent_to(table, GROUP)) == said + 1
+        assert plain(sent_to(table, GROUP)[-1]) == plain(t("en", "note_clock", seconds=90))
 
 
 # --- until when, in each reader's own time zone ------------------------------------------------
