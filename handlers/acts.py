@@ -166,8 +166,8 @@ class Say:
 
 @record
 class Tick:
-    """The timer's look at a game: the 45-second mark, a computer player's move, an idle end,
-    a redraw owed after a flood limit."""
+    """The timer's look at a game: the 45-second mark and R20's clock (both `settle`), a
+    computer player's move, an idle end, R20's reminder, a redraw owed after a flood limit."""
 
     idle_expiry: float
 
