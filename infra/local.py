@@ -35,7 +35,7 @@ from pathlib import Path
 from handlers import logs
 from handlers.config import ConfigError, Settings
 from infra import terminal
-from infra.dynalite import DynaliteError
+from infra.dynalite import DynaliteError, FolderInUse
 from infra.runner import DATA_DIR, TABLE, Interrupts, serve, shown
 
 # --- the command ---------------------------------------------------------------------------
@@ -119,6 +119,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         # The `with` blocks have stopped everything on the way out.
         print("\nStopped.", flush=True)
+    except FolderInUse:
+        print(
+            f"Another runner is using {shown(args.data)}: stop it, or give this one another "
+            "folder with --data DIR.",
+            file=sys.stderr,
+        )
+        return 1
     except DynaliteError as error:
         print(
             f"The local store could not start: {error}\n"
