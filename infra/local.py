@@ -33,13 +33,23 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from engine import CLOCK_CHOICES
 from handlers import logs
 from handlers.config import ConfigError, Settings
+from handlers.lobby import clock_choice
 from infra import terminal
 from infra.dynalite import DynaliteError, FolderInUse
 from infra.runner import DATA_DIR, TABLE, Interrupts, serve, shown
 
 # --- the command ---------------------------------------------------------------------------
+
+
+def _clock(text: str) -> str:
+    """--clock: one of R20's choices, as /newgame takes it ("60", "off")."""
+    if clock_choice(text) is None:
+        choices = ", ".join(str(c) for c in CLOCK_CHOICES if c)
+        raise argparse.ArgumentTypeError(f"{text!r}: one of {choices} (seconds), or off")
+    return text
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -68,6 +78,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--clock",
+        type=_clock,
         default=None,
         metavar="SECONDS|off",
         help="offline: a new game's turn clock (30, 60, 90, 180 or off; default the group's, 90)",

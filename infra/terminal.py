@@ -42,6 +42,7 @@ from telegram.error import TelegramError
 from engine import Game, Phase
 from handlers.callbacks import BadCallback, Kind, Press, decode
 from handlers.config import Settings
+from handlers.lobby import clock_choice
 from handlers.store import Record
 from handlers.text import SUPPORTED
 from infra import runner, typed
@@ -84,6 +85,8 @@ HELP = (
     "Words: play (p), liar (l), stand (s): let a final play stand, end (e): vote to end the game,",
     "  join, start, leave; b1, b2… the other buttons; n: a new game once it is over; q: quit.",
     "Several in a line, in order: 7h 7s play.  /rules, /settings, /stop… speak in the group.",
+    "Turn clock: ⏱ counts down your time to play; /settings off between games (after /stop)",
+    "  turns it off for the next, as does --clock off when the runner deals a new game.",
 )
 
 
@@ -278,12 +281,18 @@ class OfflineTable:
             self.players = len(game.ids)
             self.lang = self.asked[1] or record.lang
             self.local.resume(GROUP)  # the time the runner was off was nobody's to play
-            clock = " (your clock starts afresh)" if game.clock else ""
-            self.note(f"Resumed the saved game: {_table_words(len(game.ids), record.lang)}{clock}.")
+            saved = (len(game.ids), record.lang, game.clock)
+            afresh = " (afresh)" if game.clock else ""
+            self.note(f"Resumed the saved game: {_table_words(*saved)}{afresh}.")
             players, lang = self.asked
-            if (players or len(game.ids)) != len(game.ids) or (lang or record.lang) != record.lang:
-                wanted = _table_words(players or len(game.ids), lang or record.lang)
-                self.note(f"You asked for {wanted}: add --new to stop the saved game and deal it.")
+            seconds = clock_choice(self.turn_clock) if self.turn_clock else None
+            wanted = (
+                players or saved[0],
+                lang or saved[1],
+                saved[2] if seconds is None else seconds,
+            )
+            if wanted != saved:
+                self.note(f"You asked for {_table_words(*wanted)}: add --new to deal that instead.")
             self.type("/table")
             self.type("/hand")
             self.welcome = self._welcome()
@@ -679,10 +688,9 @@ class OfflineTable:
         if clock:
             lines.append(f"  {clock}")
         lines += [f"  {plain_text(n)}" for n in (*self.notices, *self.welcome)]
-        help_line = "Type cards (10, 7h, #3) and words (play, liar, stand, end), then Enter · help"
-        help_line += " · /command speaks in the group · q quits"
+        help_line = "Type: cards (10 7h #3) · play · liar · stand · end · help · /command · q"
         if not view.running:
-            help_line += " · n: a new game"
+            help_line += " · n: new game"
         lines.append(help_line)
         return "\n".join(lines)
 
@@ -726,8 +734,10 @@ def _login_name() -> str:
 LANGUAGES = {"en": "English", "ar": "Arabic", "fr": "French"}
 
 
-def _table_words(players: int, lang: str) -> str:
-    return f"{players} players, in {LANGUAGES.get(lang, lang)}"
+def _table_words(players: int, lang: str, seconds: int) -> str:
+    """ "4 players, in English, a 90 s turn clock": a table as the options ask for one."""
+    clock = f"a {seconds} s turn clock" if seconds else "no turn clock"
+    return f"{players} players, in {LANGUAGES.get(lang, lang)}, {clock}"
 
 
 def countdown(seconds: float) -> str:

@@ -109,8 +109,8 @@ def test_an_offline_game_typed_survives_a_restart_and_ends_in_the_final_ranking(
     # ask for another table: said so in one line, and the saved game goes on as it is.
     with offline(data, clock, players=3, seed=5) as table:
         screen = table.screen()
-        assert "Resumed the saved game: 4 players, in English" in screen
-        assert "You asked for 3 players, in English: add --new" in screen
+        assert "Resumed the saved game: 4 players, in English, a 90 s turn clock" in screen
+        assert "You asked for 3 players, in English, a 90 s turn clock: add --new" in screen
         assert hand(table) == kept
         play(table, over)
         screen = table.screen()
@@ -130,7 +130,7 @@ def test_an_offline_game_typed_survives_a_restart_and_ends_in_the_final_ranking(
         assert PERSON in game.ids and len(game.ids) == 4
 
         # n deals again, like the game just played (4 players, not the 3 of the options).
-        assert "n: a new game" in screen
+        assert "n: new game" in screen
         assert table.farewell().startswith("Bye.")
         assert table.enter("n")
         assert table.game_running() and "Your hand · 13 cards" in table.screen()
@@ -174,7 +174,7 @@ def test_r20_a_resumed_game_gives_the_awaited_person_their_clock_afresh(
         assert game.deadline == clock.now + 90, "the whole clock, from now"
         assert game.plays == 0 and game.ran_out == 0
         screen = table.screen()
-        assert "Resumed the saved game: 2 players, in English (your clock starts afresh)" in screen
+        assert "Resumed the saved game: 2 players, in English, a 90 s turn clock (afresh)" in screen
         assert "⏱ 1:30 to play, or the table plays for you." in screen
         table.step()
         assert table.record().game == game, "a tick after the resume plays for nobody"
@@ -208,6 +208,24 @@ def test_r14_a_resumed_final_play_gets_its_45_seconds_afresh(tmp_path: Path, clo
         assert "⏱ 0:45 to decide on the final play: liar or stand" in table.screen()
         assert table.run_until(lambda: not table.game_running(), timeout=50)
         assert game.deadline <= clock.now <= game.deadline + 1.0
+
+
+def test_r20_the_runner_deals_a_game_without_a_clock_when_asked_and_says_so(
+    tmp_path: Path, clock: Clock
+) -> None:
+    data = tmp_path / "dynalite"
+    with offline(data, clock, players=2, seed=FIRST_TO_PLAY, turn_clock="off") as table:
+        game = table.record().game
+        assert game is not None and game.clock == 0 and game.deadline is None
+        screen = table.screen()
+        assert "Turn clock: off, take your time" in screen and "⏱" not in screen
+    # Resumed, with options that ask for a clock: the saved game goes on as it is, and says so.
+    with offline(data, clock, turn_clock="60") as table:
+        screen = table.screen()
+        assert "Resumed the saved game: 2 players, in English, no turn clock." in screen
+        assert "You asked for 2 players, in English, a 60 s turn clock: add --new" in screen
+        game = table.record().game
+        assert game is not None and game.clock == 0
 
 
 # --- the terminal, as a person types at it ---------------------------------------------------
