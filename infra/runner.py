@@ -3,7 +3,8 @@
 `LocalBot` holds one `Runtime` on dynalite and hands it Lambda-format events: each Telegram
 update to `handlers.webhook.handle` (performing the webhook reply itself, since no HTTP
 response carries it to Telegram) and, every second, a scheduled-rule event to
-`handlers.timer.handle`. `Poller` feeds it from `getUpdates`; `serve` runs the real bot by long
+`handlers.timer.handle`; `resume` gives a game found running when the runner starts its
+deadlines afresh (the time the runner was off was nobody's to play). `Poller` feeds it from `getUpdates`; `serve` runs the real bot by long
 polling; `Interrupts` turns Ctrl-C into a clean stop. `infra/local.py` is the command,
 `infra/terminal.py` the offline table.
 """

@@ -1,17 +1,21 @@
 """The offline table: you at one seat, computer players at the others, in this terminal.
 
-The whole production path runs: a key you press becomes the Telegram update a tap on that
-button sends (a callback query from your user, with the chat and id of the message holding the
-button), queued on a fake Bot API server (`infra/fake_telegram.py`) that stands for Telegram;
-the runner fetches it with getUpdates and hands it to the webhook function inside a Lambda event
-(`infra/runner.py`); the bot reads and conditionally writes the game in dynalite and sends its
-screens to the fake; the terminal shows what the fake now holds, as a Telegram app would: the
-group's table message, the latest group messages (a challenge, a final play, the end) and your
-private hand, each button with its key. The timer function runs every second, so computer
-players move a few seconds after their turn begins and a final play is let stand after 45 s.
+The whole production path runs: a line you type becomes the Telegram updates your taps would
+send (a callback query from your user for each button it names, with the chat and id of the
+message holding the button), queued on a fake Bot API server (`infra/fake_telegram.py`) that
+stands for Telegram; the runner fetches them with getUpdates and hands each to the webhook
+function inside a Lambda event (`infra/runner.py`); the bot reads and conditionally writes the
+game in dynalite and sends its screens to the fake; the terminal shows what the fake now holds,
+as a Telegram app would: the group's table message, the latest group messages (a challenge, a
+final play, the end) and your private hand, with the time left beside a deadline. The timer
+function runs every second, so computer players move a few seconds after their turn begins, a
+person's turn clock runs out and a final play is let stand after 45 s.
 
-`OfflineTable` is all of it but the terminal: tests drive it headless (`press`, `type`,
-`screen`, `run_until` with an injected clock); `play` is the thin loop around it.
+A line is read whole, then read by `infra/typed.py`: a card by what it is (10, 7h, R♥) or its
+position (#3), a word as a word (play, liar, stand, end); a line with anything else changes
+nothing. `OfflineTable` is all of it but the terminal: tests drive it headless (`enter`,
+`screen`, `run_until` with an injected clock); `run_terminal` is the loop around it, which a
+test drives through a pseudo-terminal.
 """
 
 from __future__ import annotations
@@ -313,7 +317,7 @@ class OfflineTable:
         seconds = game.clock if game is not None else 0
         lines = [
             "Welcome to Menteur: empty your hand to win. On your turn, play 1 to 4 cards face",
-            "down; the Call says they are the Expected rank, and a Lie counts if nobody shouts.",
+            "down, called as the Expected rank; a Lie is punished only if someone shouts Liar!",
             "Type the cards you play (10, 7h, R♥, or #3 for your third card), then: play.",
             "Doubt the latest play: liar. Judge a Final play: liar or stand. help: every word.",
         ]
