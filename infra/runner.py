@@ -4,9 +4,9 @@
 update to `handlers.webhook.handle` (performing the webhook reply itself, since no HTTP
 response carries it to Telegram) and, every second, a scheduled-rule event to
 `handlers.timer.handle`; `resume` gives a game found running when the runner starts its
-deadlines afresh (the time the runner was off was nobody's to play). `Poller` feeds it from `getUpdates`; `serve` runs the real bot by long
-polling; `Interrupts` turns Ctrl-C into a clean stop. `infra/local.py` is the command,
-`infra/terminal.py` the offline table.
+deadlines afresh (the time the runner was off was nobody's to play). `Poller` feeds it from
+`getUpdates`; `serve` runs the real bot by long polling; `Interrupts` turns Ctrl-C into a clean
+stop. `infra/local.py` is the command, `infra/terminal.py` the offline table.
 """
 
 from __future__ import annotations

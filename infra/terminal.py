@@ -84,13 +84,12 @@ _T_ME_START = re.compile(r"https://t\.me/(?P<bot>\w+)\?start=(?P<payload>[A-Za-z
 _BIDI_CONTROLS = re.compile("[\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
 RULE_WIDTH = 64
 HELP = (
-    "Cards: 10, 7, A, V (or J), D (or Q), R (or K), a suit if you like (7h, 7♥, Ds),",
-    "  or a position: #3 is the third card of your hand. 7 7 takes two sevens; again, unselects.",
-    "Words: play (p), liar (l), stand (s): let a final play stand, end (e): vote to end the game,",
-    "  join, start, leave; b1, b2… the other buttons; n: a new game once it is over; q: quit.",
-    "Several in a line, in order: 7h 7s play.  /rules, /settings, /stop… speak in the group.",
-    "Turn clock: ⏱ counts down your time to play; /settings off between games (after /stop)",
-    "  turns it off for the next, as does --clock off when the runner deals a new game.",
+    "Cards: 10, 7, A, V (or J), D (or Q), R (or K); a suit if you like: 7h 7♥ Ds.",
+    "  #3: the third card of your hand. 7 7: two sevens. Typed again: unselected.",
+    "Words: play (p), liar (l), stand (s), end (e: vote to end the game), join,",
+    "  start, leave; b1, b2…: the other buttons; n: a new game; q: quit.",
+    "In order, in one line: 7h 7s play.  /rules, /stop… speak in the group.",
+    "Turn clock: ⏱ counts down your time; /stop, /settings off, n: no clock.",
 )
 
 
@@ -316,17 +315,16 @@ class OfflineTable:
         game = self.record().game
         seconds = game.clock if game is not None else 0
         lines = [
-            "Welcome to Menteur: empty your hand to win. On your turn, play 1 to 4 cards face",
-            "down, called as the Expected rank; a Lie is punished only if someone shouts Liar!",
-            "Type the cards you play (10, 7h, R♥, or #3 for your third card), then: play.",
-            "Doubt the latest play: liar. Judge a Final play: liar or stand. help: every word.",
+            "Welcome to Menteur: empty your hand to win. On your turn, play 1 to 4",
+            "cards face down, called as the Expected rank; a Lie is punished only",
+            "if someone shouts Liar! at it. Type your cards, then play: 10 7h play",
+            "(#3: your third card). liar shouts; stand lets a Final play stand.",
         ]
         if seconds:
             lines += [
-                f"Turn clock: {seconds} s to play on your turn, counted down by ⏱ beside “plays "
-                "by”;",
-                "when it runs out the table plays for you, and twice in a row you leave the game.",
-                "No clock: /stop, then /settings off, then n for a new game (or --clock off).",
+                f"Turn clock: {seconds} s to play, counted down by ⏱ beside “plays by”.",
+                "When it runs out the table plays for you; twice, and you leave the game.",
+                "No clock: /stop, /settings off, then n (or start with --clock off).",
             ]
         else:
             lines.append("Turn clock: off, take your time (/settings 90 between games sets one).")

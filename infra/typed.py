@@ -42,10 +42,7 @@ _SUIT_LETTERS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣", "♤": "♠", "
 _DIGITS = str.maketrans("٠١٢٣٤٥٦٧٨٩۰۱۲۳۴۵۶۷۸۹", "01234567890123456789")
 _SEPARATORS = re.compile(r"[\s,;]+")
 _BUTTON_KEY = re.compile(r"b\d{1,2}")
-HOW = (
-    "type cards (10, 7h, R♥, or #3 for your third card) and then play; "
-    "or liar, stand, end; help lists every word"
-)
+HOW = "cards (10, 7h, #3) then play; or liar, stand, end; help"
 
 
 @dataclass(frozen=True)
@@ -82,7 +79,7 @@ class Meaningless(ValueError):
     """A word of the line means nothing: `word` is it."""
 
     def __init__(self, word: str) -> None:
-        super().__init__(f"“{word}” means nothing here: {HOW}.")
+        super().__init__(f"“{word}” means nothing here. Type {HOW}.")
         self.word = word
 
 

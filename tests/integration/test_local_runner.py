@@ -294,9 +294,9 @@ def test_typed_10_play_7h_press_only_what_they_name_through_a_terminal(
         try:
             # The first screen: how to play, what the clock is, how to turn it off.
             first = lines(term.screen_when(lambda s: "Welcome" in s))
-            assert "Type the cards you play (10, 7h, R♥, or #3 for your third card)" in first
-            assert "Turn clock: 90 s to play on your turn, counted down by ⏱" in first
-            assert "No clock: /stop, then /settings off, then n" in first
+            assert "Type your cards, then play: 10 7h play" in first
+            assert "Turn clock: 90 s to play, counted down by ⏱ beside “plays by”." in first
+            assert "No clock: /stop, /settings off, then n (or start with --clock off)." in first
             assert "plays by" in first and "⏱ 1:30" in first
             # The countdown moves with the clock.
             clock.advance(30)
@@ -325,7 +325,7 @@ def test_typed_10_play_7h_press_only_what_they_name_through_a_terminal(
             # A line with a word that means nothing changes nothing, and says what would.
             term.keys("7c xyz\r")
             screen = lines(term.screen_when(lambda s: "means nothing" in s))
-            assert "“xyz” means nothing here: type cards (10, 7h, R♥, or #3" in screen
+            assert "“xyz” means nothing here. Type cards (10, 7h, #3) then play" in screen
             assert selected(screen) == ["7♥"]
 
             term.keys("q\r")
