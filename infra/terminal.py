@@ -48,7 +48,7 @@ from handlers.callbacks import BadCallback, Kind, Press, decode
 from handlers.config import Settings
 from handlers.lobby import clock_choice
 from handlers.store import Record
-from handlers.text import SUPPORTED
+from handlers.text import SUPPORTED, t
 from infra import runner, typed
 from infra.fake_telegram import FakeTelegram, StoredMessage, callback_update, message_update
 from infra.runner import (
@@ -360,7 +360,7 @@ class OfflineTable:
             self.type(line)
             return True
         try:
-            tokens = typed.parse(line)
+            tokens = typed.parse(line, BUTTON_NAMES)
             chosen = typed.choose(tokens, [s.text for s in self.hand_cards()])
         except (typed.Meaningless, typed.NotInHand) as refused:
             self.note(str(refused))
@@ -724,6 +724,28 @@ class OfflineTable:
         )
 
 
+def button_names() -> dict[str, str]:
+    """The game's buttons by their names in every language the bot speaks ("let it stand",
+    "ترك الأمر": `typed.name_key`), each to the word that presses it ("stand")."""
+    keys = {
+        "btn_play": Kind.PLAY,
+        "btn_liar": Kind.SHOUT,
+        "btn_stand": Kind.STAND,
+        "btn_end_unvoted": Kind.VOTE,
+        "btn_join": Kind.JOIN,
+        "btn_leave": Kind.LEAVE,
+        "btn_start": Kind.START,
+    }
+    names = {}
+    for lang in SUPPORTED:
+        for key, kind in keys.items():
+            # "Play {n} × {rank}": its name is what comes before the numbers.
+            label = plain_text(t(lang, key, n="\0", rank="", votes="", needed=""))
+            names[typed.name_key(label.partition("\0")[0])] = ACTION_KEYS[kind]
+    names.pop("", None)
+    return names
+
+
 def _login_name() -> str:
     """Your name at the table unless --name says otherwise: the login name, capitalized."""
     try:
@@ -776,6 +798,9 @@ def _message_lines(
             cells.append(label if button.key is None else f"[{button.key}] {label}")
         lines.append("  " + "  ".join(cells))
     return lines
+
+
+BUTTON_NAMES = button_names()
 
 
 # --- the terminal -------------------------------------------------------------------------------

@@ -11,13 +11,16 @@ something, so a typo changes nothing and is answered with what would have worked
 
 A rank alone takes a card of that rank not yet chosen; "7 7" takes two sevens. The ranks
 are the game's (A, 2-10, V, D, R) and the English letters J, Q and K read as V, D and R.
-Suits: ♠ ♥ ♦ ♣, or s h d c. Arabic-Indic digits read as digits. Standard library only, and
-nothing here knows the bot: `infra/terminal.py` presses what a line resolves to.
+Suits: ♠ ♥ ♦ ♣, or s h d c. Arabic-Indic digits read as digits, and a button's name in any
+language the bot speaks ("Let it stand", "كاذب!") as its word, given those names. Standard
+library only, and nothing here knows the bot: `infra/terminal.py` gives the names and presses
+what a line resolves to.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from engine.cards import RANKS, SUITS, parse_card, rank_of, suit_of
@@ -99,15 +102,27 @@ def card_of(word: str) -> Card | None:
     return None
 
 
-def parse(line: str) -> list[Token]:
-    """The words of `line`, each read as a word of the game, a card or a position. Raises
-    `Meaningless` at the first that is none of them: then nothing of the line is done."""
+def name_key(name: str) -> str:
+    """A button's name as it is looked up: "Liar!" and "liar", "كاذب!" and "كاذب" are one."""
+    return " ".join(name.casefold().strip(" !؟?:").split())
+
+
+def parse(line: str, names: Mapping[str, str] | None = None) -> list[Token]:
+    """The words of `line`, each read as a word of the game, a card or a position. `names`:
+    the buttons' names as they read in every language ("let it stand", "ترك الأمر", by
+    `name_key`) and the word each stands for ("stand"). Raises `Meaningless` at the first
+    word that is none of them: then nothing of the line is done."""
+    names = names or {}
+    text = line.strip()
+    for name, meant in sorted(names.items(), key=lambda item: -len(item[0])):
+        if " " in name:  # a name of several words, read as one word
+            text = re.sub(rf"(?<!\S){re.escape(name)}[!؟?]?(?!\S)", meant, text, flags=re.I)
     tokens: list[Token] = []
-    for raw in _SEPARATORS.split(line.strip()):
+    for raw in _SEPARATORS.split(text):
         if not raw:
             continue
         word = raw.casefold()
-        word = ALIASES.get(word, word)
+        word = ALIASES.get(word) or names.get(name_key(raw)) or word
         if word in ACTION_WORDS or word in TABLE_WORDS or _BUTTON_KEY.fullmatch(word):
             tokens.append(Word(word))
             continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from infra.terminal import button_names
 from infra.typed import (
     Card,
     Meaningless,
@@ -99,3 +100,19 @@ def test_a_card_is_chosen_by_its_position_as_the_screen_shows_the_hand() -> None
 def test_a_card_not_in_the_hand_refuses_the_line(line: str, reason: str) -> None:
     with pytest.raises(NotInHand, match=reason):
         choose(parse(line), HAND)
+
+
+def test_a_buttons_name_in_any_language_the_bot_speaks_is_its_word() -> None:
+    names = button_names()
+    assert parse("كاذب!", names) == parse("Liar!", names) == [Word("liar")]
+    assert parse("ترك الأمر", names) == parse("let it stand", names) == [Word("stand")]
+    assert parse("وضع البطاقات", names) == parse("Play", names) == [Word("play")]
+    assert parse("إنهاء المباراة", names) == parse("End game", names) == [Word("end")]
+    assert parse("٧h ٧♠ وضع البطاقات", names) == [
+        Card(6, 1, "٧h"),
+        Card(6, 0, "٧♠"),
+        Word("play"),
+    ]
+    # A name's words apart from it mean nothing: "let" alone is no button.
+    with pytest.raises(Meaningless):
+        parse("let", names)
