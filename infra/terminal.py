@@ -359,13 +359,14 @@ class OfflineTable:
         if line.startswith("/"):
             self.type(line)
             return True
+        labels = [s.text for s in self.hand_cards()]
         try:
             tokens = typed.parse(line, BUTTON_NAMES)
-            chosen = typed.choose(tokens, [s.text for s in self.hand_cards()])
+            chosen = typed.choose(tokens, labels)
         except (typed.Meaningless, typed.NotInHand) as refused:
             self.note(str(refused))
             return True
-        cards = [c.removeprefix("✓") for c in (s.text for s in self.hand_cards())]
+        cards = [label.removeprefix("✓") for label in labels]
         for token, index in zip(tokens, chosen, strict=True):
             if index is not None:
                 self.toggle(cards[index])
@@ -383,8 +384,8 @@ class OfflineTable:
 
     def hand_cards(self, view: View | None = None) -> list[Shown]:
         """Your hand's card buttons, in screen order (their labels: "10♠", "✓7♥" if selected)."""
-        toggles = (s for s in self.buttons(view) if s.press is not None)
-        return [s for s in toggles if s.press is not None and s.press.kind is Kind.TOGGLE]
+        shown = self.buttons(view)
+        return [s for s in shown if s.press is not None and s.press.kind is Kind.TOGGLE]
 
     def toggle(self, card: str) -> None:
         """Select or unselect `card` ("10♠") in your hand: a tap on its button as it is now."""
@@ -407,7 +408,7 @@ class OfflineTable:
         if key == ACTION_KEYS[Kind.PLAY]:
             if not self.your_turn():
                 return "It is not your turn to play: Play shows on your turn."
-            return "Nothing to play yet: choose 1 to 4 cards (10, 7h, #3), then play."
+            return "Play shows once 1 to 4 cards are selected (10, 7h, #3): then play."
         if key == ACTION_KEYS[Kind.SHOUT]:
             return "No play to shout Liar! at now (or no bullet left)."
         if key == ACTION_KEYS[Kind.STAND]:
@@ -759,13 +760,13 @@ LANGUAGES = {"en": "English", "ar": "Arabic", "fr": "French"}
 
 
 def _table_words(players: int, lang: str, seconds: int) -> str:
-    """ "4 players, in English, a 90 s turn clock": a table as the options ask for one."""
+    """A table as the options ask for one: "4 players, in English, a 90 s turn clock"."""
     clock = f"a {seconds} s turn clock" if seconds else "no turn clock"
     return f"{players} players, in {LANGUAGES.get(lang, lang)}, {clock}"
 
 
 def countdown(seconds: float) -> str:
-    """ "⏱ 1:05": the time left, rounded up to the second (0:00 once it is up)."""
+    """The time left, rounded up to the second ("⏱ 1:05"; "⏱ 0:00" once it is up)."""
     left = max(0, math.ceil(seconds))
     return f"⏱ {left // 60}:{left % 60:02d}"
 
