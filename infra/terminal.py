@@ -85,7 +85,7 @@ _BIDI_CONTROLS = re.compile("[\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
 RULE_WIDTH = 64
 HELP = (
     "Cards: 10, 7, A, V (or J), D (or Q), R (or K); a suit if you like: 7h 7♥ Ds.",
-    "  #3: the third card of your hand. 7 7: two sevens. Typed again: unselected.",
+    "  #3: the third card of your hand. 7 7: two sevens. 7♥ again: unselected.",
     "Words: play (p), liar (l), stand (s), end (e: vote to end the game), join,",
     "  start, leave; b1, b2…: the other buttons; n: a new game; q: quit.",
     "In order, in one line: 7h 7s play.  /rules, /stop… speak in the group.",
