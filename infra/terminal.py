@@ -918,10 +918,12 @@ def run_terminal(
     lines typed in, a tick every second of the table's clock. `wait`: the longest wait for a
     key between two looks at the clock (a test's clock moves only when the test says)."""
     with Keyboard(stdin) as keyboard:
-        drawn = ""
+        drawn = screen = ""
+        stale = True  # the screen is read again after a line or a tick, not after each key
         next_tick = table.clock() + TICK_SECONDS
         while True:
-            screen = table.screen()
+            if stale:
+                screen, stale = table.screen(), False
             if keyboard.tty and screen != drawn:
                 stdout.write("\x1b[H\x1b[2J" + screen + "\n> " + keyboard.buffer)
                 drawn = screen
@@ -938,11 +940,12 @@ def run_terminal(
                 with interrupts.step():
                     if not table.enter(line):
                         return
-                drawn = ""  # the typed line moved the prompt: draw again
+                drawn, stale = "", True  # the typed line moved the prompt: draw again
             if table.clock() >= next_tick:
                 with interrupts.step():
                     table.tick()
                 next_tick = table.clock() + TICK_SECONDS
+                stale = True
 
 
 def play(args: argparse.Namespace, interrupts: Interrupts) -> None:
