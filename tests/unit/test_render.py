@@ -1238,3 +1238,21 @@ def check_hand(game: Game, seat: int, player: int, lang: str, now: float) -> Non
         assert game.phase in (Phase.LOBBY, Phase.OVER) or seat in game.out or held == 0
     if game.phase is Phase.OVER or seat in game.out:
         assert screen.buttons == ()
+
+
+@pytest.mark.parametrize("lang", SUPPORTED)
+def test_r13_a_final_play_says_others_may_shout_only_when_someone_else_can(lang: str) -> None:
+    def final_screen(*hands: str, bullets: list[int]) -> str:
+        game = dataclasses.replace(dealt(*hands, rank="5"), bullets=bullets)
+        game, events = apply(game, Play(1, cards("5♠ 5♥")), T0)
+        (screen,) = moments.moments(events, game, PLACE, lang, T0)
+        return screen.text
+
+    others = t(lang, "final_others")
+    four = ("5♠ 5♥", "3♠ 4♠", "6♠ 7♠", "8♠")
+    # Two players: the decider is the only one who may shout.
+    assert others not in final_screen("5♠ 5♥", "3♠ 4♠", bullets=[3, 3])
+    # Four, but the two who watch have no bullet left.
+    assert others not in final_screen(*four, bullets=[3, 3, 0, 0])
+    # One of them has a bullet: the line is true.
+    assert others in final_screen(*four, bullets=[3, 3, 0, 1])
