@@ -16,6 +16,8 @@ from handlers.screens import Edit, EditButtons, Request, Screen, Send
 from handlers.store import Record
 from handlers.text import t
 
+# A person who pressed a button this long ago is still looking at the bot: no turn ping.
+LOOKING_SECONDS = 5.0
 GROUP_SENDS_PER_MINUTE = 18  # Telegram allows about 20 messages a minute into one group
 SEND_WINDOW = 60.0
 
@@ -110,8 +112,35 @@ def screens(
         # "message is not modified", which counts as success. So does a redraw.
         requests += hand_requests(record, hand_screens(record, set(game.ids), now))
     elif decision.write:
-        requests += hand_requests(record, changed_hands(before, record, now))
+        drawn = changed_hands(before, record, now)
+        pinged = turn_ping(before, record, now)
+        if pinged is not None:
+            drawn[pinged] = hand_screen(record, game, pinged, now)
+        requests += hand_requests(record, drawn, pinged)
     return requests
+
+
+def turn_ping(before: Game | None, record: Record, now: float) -> int | None:
+    """The person whose turn (to play, or to decide on a final play) this write brought, to be
+    told by a new hand message, which notifies where an edit does not: once a turn, and not
+    when they pressed a button within `LOOKING_SECONDS` (they are looking already). None when
+    nobody is to be told (the first hands of a game are new messages anyway)."""
+    game = record.game
+    running = (Phase.PLAY, Phase.DECIDE)
+    if game is None or before is None or before.phase not in running or game.phase not in running:
+        return None
+    player = game.awaited
+    if player is None or player < 0 or (player, game.phase) == (before.awaited, before.phase):
+        return None
+    if now - record.looking.get(player, -LOOKING_SECONDS) < LOOKING_SECONDS:
+        return None
+    return player
+
+
+def looking(record: Record, presser: int, now: float) -> dict[int, float]:
+    """Who pressed a button in the last `LOOKING_SECONDS`, with `presser` pressing now."""
+    recent = {p: at for p, at in record.looking.items() if now - at < LOOKING_SECONDS}
+    return recent | {presser: now}
 
 
 def clock_notices(record: Record, events: list[ev.Event]) -> list[Request]:
@@ -168,16 +197,23 @@ def hand_screen(record: Record, game: Game, player: int, now: float) -> Screen:
     )
 
 
-def hand_requests(record: Record, drawn: dict[int, Screen]) -> list[Request]:
+def hand_requests(
+    record: Record, drawn: dict[int, Screen], pinged: int | None = None
+) -> list[Request]:
     """Each hand screen as an edit of the player's hand message, or a new one if none is
-    known; nothing for a player whose private chat refuses the bot."""
+    known; nothing for a player whose private chat refuses the bot. The `pinged` player's hand
+    is sent anew, and the old message loses its buttons once the new one is delivered: one
+    hand with buttons at any time."""
     requests: list[Request] = []
     for player, screen in sorted(drawn.items()):
         if player in record.unreachable:
             continue
         key = f"hand:{player}"
         message = record.hand_msgs.get(player)
-        requests.append(
-            Send(player, screen, key) if message is None else Edit(player, message, screen, key)
-        )
+        if message is None or player == pinged:
+            requests.append(Send(player, screen, key))
+            if message is not None:
+                requests.append(EditButtons(player, message, (), after=key))
+        else:
+            requests.append(Edit(player, message, screen, key))
     return requests

@@ -152,6 +152,8 @@ class Service:
                 break
             if update_id is not None:
                 record.updates = [*record.updates, update_id]  # the store keeps the latest
+            if query is not None and decision.write:
+                record.looking = delivery.looking(record, query.from_user.id, now)
             record.writer = f"{self._writer}.{next(self._writes):x}"
             previous_due = record.due
             record.due = timing.next_due(record, self.idle_expiry)

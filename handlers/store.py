@@ -40,6 +40,9 @@ class Record:
     # games open with; and the moment whose reminder was sent (at most one a turn).
     clock: int = CLOCK_DEFAULT
     reminded: int | None = None
+    # Who pressed buttons that wrote in the last few seconds, and when: someone looking at the
+    # bot needs no ping when their turn comes (`delivery.turn_ping`).
+    looking: dict[int, float] = field(default_factory=dict)
     title: str = ""
     langs: dict[int, str] = field(default_factory=dict)  # player → language of their hand
     note: str | None = None  # the table's line about the latest events, kept for re-renders
@@ -76,6 +79,8 @@ class Record:
             doc["c"] = self.clock
         if self.reminded is not None:
             doc["rm"] = self.reminded
+        if self.looking:
+            doc["lk"] = [[p, round(at)] for p, at in self.looking.items()]
         return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
 
     def read_document(self, text: str) -> None:
@@ -91,6 +96,7 @@ class Record:
         self.sends = [float(s) for s in _undeltas(doc["gs"])]
         self.clock = doc.get("c", CLOCK_DEFAULT)
         self.reminded = doc.get("rm")
+        self.looking = {p: float(at) for p, at in doc.get("lk", [])}
 
     def lang_of(self, player: int) -> str:
         """The language of a player's private messages."""
