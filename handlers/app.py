@@ -146,11 +146,7 @@ class MenteurBot(Service):
             case Kind.TOGGLE:
                 return await self._toggle(query, press, lang)
             case Kind.JOIN:
-                username = await questions.username(self.bot)
-                place = Place(press.chat, press.game, press.topic)
-                link = acts.deep_link(username, acts.SEAT, place)
-                joined = Outcome(Via.PRESS, Result.APPLIED, action="join")
-                return await self._answer(joined, Answer(query.id, url=link))
+                return await self._join(update_id, query, press, lang)
             case Kind.LANGUAGE:
                 admin = await questions.is_admin(self.bot, press.chat, user.id)
                 act = lobby.SetLanguage(press.number, user.id, admin, lang)
@@ -189,6 +185,23 @@ class MenteurBot(Service):
         return await self.transact(
             press.chat, update_id, act, topic=press.topic, query=query, action=type(move).__name__
         )
+
+    async def _join(self, update_id: int, query: CallbackQuery, press: Press, lang: str) -> Outcome:
+        """Join: a member of the group whom the bot may already write to in private is seated
+        at once; anyone else is answered with the link whose Start seats them (and checks)."""
+        user = query.from_user
+        if await questions.reachable(self.bot, user.id):
+            where = await questions.standing(self.bot, press.chat, user.id)
+            if where in (Standing.ADMIN, Standing.MEMBER):
+                act = lobby.QuickSeat(user.id, display_name(user), press.game, lang)
+                return await self.transact(
+                    press.chat, update_id, act, topic=press.topic, query=query, action="join"
+                )
+        username = await questions.username(self.bot)
+        place = Place(press.chat, press.game, press.topic)
+        link = acts.deep_link(username, acts.SEAT, place)
+        joined = Outcome(Via.PRESS, Result.APPLIED, action="join")
+        return await self._answer(joined, Answer(query.id, url=link))
 
     async def _toggle(self, query: CallbackQuery, press: Press, lang: str) -> Outcome:
         """A card (un)selected: redrawn from the button's own data, with no read or write."""

@@ -71,6 +71,36 @@ class RemoveBot:
         return leave.decide(record, now)
 
 
+def seat_name(record: Record, name: str) -> str:
+    """A person's seat name: their cleaned name, or, when nothing of it was left, "Player N" in
+    the group's language, stored once like a computer player's name."""
+    return name or names.numbered(
+        lambda n: names.clean(t(record.lang, "player_name", n=n), names.NAME_LENGTH),
+        record.game.names if record.game else (),
+    )
+
+
+@record
+class QuickSeat:
+    """Join, pressed by a member of the group whom the bot may already write to in private
+    (`questions.reachable`): seated at once, with no trip through the private chat."""
+
+    user: int
+    name: str
+    game_id: int
+    lang: str
+
+    def decide(self, record: Record, now: float) -> Decision:
+        join = Join(self.user, seat_name(record, self.name))
+        decision = PlayerMove(join, self.game_id, self.lang).decide(record, now)
+        if decision.write:
+            record.langs[self.user] = self.lang
+            decision.reachable.add(self.user)
+            # Their hand will come in the private chat when the game starts.
+            decision.answer = t(self.lang, "seated_at_once")
+        return decision
+
+
 @record
 class Seat:
     """/start in private, from the Join button's link: seat the player at that table.
@@ -85,11 +115,7 @@ class Seat:
     lang: str
 
     def decide(self, record: Record, now: float) -> Decision:
-        name = self.name or names.numbered(
-            lambda n: names.clean(t(record.lang, "player_name", n=n), names.NAME_LENGTH),
-            record.game.names if record.game else (),
-        )
-        join = PlayerMove(Join(self.user, name), self.game_id, self.lang)
+        join = PlayerMove(Join(self.user, seat_name(record, self.name)), self.game_id, self.lang)
         decision = join.decide(record, now)
         private = Screen(decision.refusal or t(self.lang, "join_in_private", group=record.title))
         decision.extra.append(Send(self.user, private))
