@@ -112,29 +112,36 @@ def screens(
         # "message is not modified", which counts as success. So does a redraw.
         requests += hand_requests(record, hand_screens(record, set(game.ids), now))
     elif decision.write:
-        drawn = changed_hands(before, record, now)
-        pinged = turn_ping(before, record, now)
-        if pinged is not None:
-            drawn[pinged] = hand_screen(record, game, pinged, now)
-        requests += hand_requests(record, drawn, pinged)
+        requests += hand_requests(record, changed_hands(before, record, now))
+        requests += turn_ping(before, record, now)
     return requests
 
 
-def turn_ping(before: Game | None, record: Record, now: float) -> int | None:
-    """The person whose turn (to play, or to decide on a final play) this write brought, to be
-    told by a new hand message, which notifies where an edit does not: once a turn, and not
-    when they pressed a button within `LOOKING_SECONDS` (they are looking already). None when
-    nobody is to be told (the first hands of a game are new messages anyway)."""
+def turn_ping(before: Game | None, record: Record, now: float) -> list[Request]:
+    """A short private line to the person whose turn (to play, or to decide on a final play)
+    this write brought: a new message notifies their phone, where the hand's edit does not. The
+    hand stays the one message with buttons, edited in place, so a line that fails to arrive
+    loses nothing. Once a turn; none to someone who pressed a button in the last
+    `LOOKING_SECONDS` (they are looking already), nor when a game starts (the hands are new
+    messages then)."""
     game = record.game
     running = (Phase.PLAY, Phase.DECIDE)
     if game is None or before is None or before.phase not in running or game.phase not in running:
-        return None
+        return []
     player = game.awaited
     if player is None or player < 0 or (player, game.phase) == (before.awaited, before.phase):
-        return None
+        return []
+    if player in record.unreachable:
+        return []
     if now - record.looking.get(player, -LOOKING_SECONDS) < LOOKING_SECONDS:
-        return None
-    return player
+        return []
+    lang = record.lang_of(player)
+    if game.phase is Phase.DECIDE and game.last is not None:
+        finalist = render.name_of(game, game.ids[game.last.seat], lang)
+        text = t(lang, "ping_decide", group=record.title, player=finalist)
+    else:
+        text = t(lang, "ping_play", group=record.title)
+    return [Send(player, Screen(text))]
 
 
 def looking(record: Record, presser: int, now: float) -> dict[int, float]:
@@ -197,23 +204,16 @@ def hand_screen(record: Record, game: Game, player: int, now: float) -> Screen:
     )
 
 
-def hand_requests(
-    record: Record, drawn: dict[int, Screen], pinged: int | None = None
-) -> list[Request]:
+def hand_requests(record: Record, drawn: dict[int, Screen]) -> list[Request]:
     """Each hand screen as an edit of the player's hand message, or a new one if none is
-    known; nothing for a player whose private chat refuses the bot. The `pinged` player's hand
-    is sent anew, and the old message loses its buttons once the new one is delivered: one
-    hand with buttons at any time."""
+    known; nothing for a player whose private chat refuses the bot."""
     requests: list[Request] = []
     for player, screen in sorted(drawn.items()):
         if player in record.unreachable:
             continue
         key = f"hand:{player}"
         message = record.hand_msgs.get(player)
-        if message is None or player == pinged:
-            requests.append(Send(player, screen, key))
-            if message is not None:
-                requests.append(EditButtons(player, message, (), after=key))
-        else:
-            requests.append(Edit(player, message, screen, key))
+        requests.append(
+            Send(player, screen, key) if message is None else Edit(player, message, screen, key)
+        )
     return requests
