@@ -88,7 +88,9 @@ def screens(
     if decision.silent:
         requests = [r for r in requests if getattr(r, "chat_id", None) != chat]
         return requests + hand_requests(record, changed_hands(before, record, now))
-    table = render.table(game, record.place, record.lang, now, record.note)
+    table = render.table(
+        game, record.place, record.lang, now, record.note, not_back=record.not_back()
+    )
     if record.table_msg is None or decision.table_again:
         requests.append(Send(chat, table, "table", thread))
         if record.table_msg is not None:
@@ -96,7 +98,11 @@ def screens(
             requests.append(EditButtons(chat, record.table_msg, (), after="table"))
     else:
         requests.append(Edit(chat, record.table_msg, table, "table", thread))
-    requests += [Send(chat, screen, "final" if screen.buttons else None, thread) for screen in told]
+    # A final play's buttons are taken off once it is settled; the end's Play again stays.
+    final = game.phase is not Phase.OVER
+    requests += [
+        Send(chat, screen, "final" if screen.buttons and final else None, thread) for screen in told
+    ]
     # The final play is settled: its buttons go. A retried update or a redraw cannot tell
     # whether the first delivery took them off, so it does again ("not modified" is success).
     settled = before is not None and before.phase is Phase.DECIDE
