@@ -3,13 +3,15 @@ people, in one press each; and what it takes to seat four people, counted."""
 
 from __future__ import annotations
 
+import pytest
+
 from engine import Phase
 from handlers import callbacks
 from handlers.callbacks import Kind, Press
-from handlers.text import t
-from tests.support import GROUP, OTHER_GROUP, Person, people
-from tests.support.bot import Table, open_and_start, running_bot
-from tests.support.screens import button
+from handlers.text import SUPPORTED, t
+from tests.support import GROUP, OTHER_GROUP, Person, by_id, people
+from tests.support.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
+from tests.support.screens import button, buttons
 
 
 def answer(table: Table) -> dict[str, object]:
@@ -168,3 +170,42 @@ def test_presses_and_screen_changes_to_seat_four_people() -> None:
         for person in players:
             joined.press(person, Kind.JOIN)
         assert (joined.presses, joined.changes) == (4, 0)
+
+
+def play_to_the_end(table: Table, players: list[Person], opener: Person) -> None:
+    """Start, play on to a final play, and the next player lets it stand: by buttons."""
+    table.press_button(opener, table.group_message_with(Kind.START), Kind.START)
+    table.clock.advance(10)
+    watcher = Watcher(table, players)
+    play_to_a_final_play(table, players, watcher)
+    decider = by_id(players, table.game().awaited)
+    table.press_button(decider, table.group_message_with(Kind.STAND), Kind.STAND)
+    assert table.game().phase is Phase.OVER and table.game().winner is not None
+    watcher.check()
+
+
+@pytest.mark.parametrize("lang", SUPPORTED)
+def test_a_whole_game_then_play_again_then_a_second_game_by_buttons(lang: str) -> None:
+    players = people(3, lang)
+    with running_bot(seed=11) as table:
+        table.say(players[0], "/newgame")
+        assert table.record().lang == lang  # the opener's language, for a new group
+        first = Taps(table)
+        for person in players:
+            first.press(person, Kind.JOIN)
+        play_to_the_end(table, players, players[0])
+        end = table.group_message_with(Kind.AGAIN)
+        assert t(lang, "btn_again") in [b["text"] for b in buttons(end)]
+        again = Taps(table)
+        again.press(players[1], Kind.AGAIN)
+        lobby = table.latest(GROUP)
+        assert lobby.text is not None and t(lang, "lobby_not_back") in lobby.text
+        for person in (players[0], players[2]):
+            again.press(person, Kind.AGAIN)
+        full = table.tg.message(GROUP, table.record().table_msg or 0)
+        assert full is not None and t(lang, "lobby_not_back") not in str(full.text)
+        assert set(table.game().ids) == {p.id for p in players}
+        assert table.game().opener == players[1].id
+        play_to_the_end(table, players, players[1])
+        assert (first.presses, first.changes) == (9, 6)
+        assert (again.presses, again.changes) == (3, 0)
