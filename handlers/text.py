@@ -73,6 +73,10 @@ def _plural_en(n: int) -> str:
     return "one" if n == 1 else "other"
 
 
+def _plural_fr(n: int) -> str:
+    return "one" if n in (0, 1) else "other"  # "0 carte", as French says it
+
+
 def _plural_ar(n: int) -> str:
     if n == 0:
         return "zero"
@@ -87,8 +91,12 @@ def _plural_ar(n: int) -> str:
     return "other"
 
 
+# CLDR's plural rules, for whole numbers, each named after the first catalogue that used it: a
+# catalogue names its rule in `_plural`, so a language whose numbers agree like English's (German,
+# Spanish …) or French's (Brazilian Portuguese …) is only a file; another rule is a function here.
 PLURAL_RULES: Mapping[str, tuple[Callable[[int], str], frozenset[str]]] = {
     "en": (_plural_en, frozenset({"one", "other"})),
+    "fr": (_plural_fr, frozenset({"one", "other"})),
     "ar": (_plural_ar, frozenset({"zero", "one", "two", "few", "many", "other"})),
 }
 
