@@ -34,6 +34,7 @@ from pathlib import Path
 
 from handlers import logs
 from handlers.config import ConfigError, Settings
+from handlers.text import DEFAULT, SUPPORTED
 from infra import terminal
 from infra.dynalite import DynaliteError
 from infra.runner import DATA_DIR, TABLE, Interrupts, serve, shown
@@ -62,7 +63,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="offline: players at the table, you included (2-8, default 4)",
     )
     parser.add_argument(
-        "--lang", choices=("en", "ar"), default="en", help="offline: English or Arabic"
+        "--lang",
+        choices=SUPPORTED,
+        default=DEFAULT,
+        help=f"offline: the table's language, one of the catalogues' ({', '.join(SUPPORTED)})",
     )
     parser.add_argument("--name", default=None, help="offline: your name at the table")
     parser.add_argument(
