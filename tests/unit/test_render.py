@@ -150,6 +150,29 @@ def test_every_language_has_exactly_the_keys_and_placeholders_of_english() -> No
                 assert wanted - optional <= fields_of(form) <= wanted, (lang, key, form)
 
 
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"btn_join": "Rejoindre {name}"}, "placeholders"),  # a value English has not
+        ({"winner": "Victoire."}, "placeholders"),  # English's {name} left out
+        ({"btn_join": None}, "missing"),
+        ({"btn_joinn": "Rejoindre"}, "unknown"),
+        ({"_plural": "xx"}, "_plural"),
+        ({"hand_title": {"few": "{n} cartes", "other": "{n} cartes"}}, "plural forms"),
+        ({"_dir": "up"}, "_dir"),
+    ],
+)
+def test_a_catalogue_unlike_english_stops_the_bot_at_its_start(
+    change: dict[str, Any], reason: str
+) -> None:
+    raw = {**CATALOGUES["fr"], **change}
+    raw = {key: value for key, value in raw.items() if value is not None}
+    english = text._parse("en", CATALOGUES["en"])
+    with pytest.raises(text.CatalogueError, match=reason):
+        text._check({"en": english, "fr": text._parse("fr", raw)})
+    text._check({"en": english, "fr": text._parse("fr", CATALOGUES["fr"])})  # as it is: fine
+
+
 def test_each_catalogue_names_its_plural_rule_and_uses_only_its_categories() -> None:
     for lang, raw in CATALOGUES.items():
         rule = raw["_plural"]
