@@ -308,7 +308,9 @@ def test_a_refused_command_is_answered_in_the_senders_language_or_else_the_group
         eve = scene.players[2]
         table.say(Person(eve.id, eve.name, "ar"), "/stop")
         assert replies(table)[-1] == t("ar", "refusal_not_allowed")
-        table.say(Person(eve.id, eve.name, "fr"), "/stop")  # a language the bot does not speak
+        table.say(Person(eve.id, eve.name, "fr-CA"), "/stop")
+        assert replies(table)[-1] == t("fr", "refusal_not_allowed")
+        table.say(Person(eve.id, eve.name, "de"), "/stop")  # a language the bot does not speak
         assert replies(table)[-1] == t("en", "refusal_not_allowed")
         update = table.updates.message(eve, "/stop", GROUP)
         message = update["message"]
