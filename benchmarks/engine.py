@@ -41,6 +41,7 @@ from engine import (  # noqa: E402
     strategy,
     view,
 )
+from handlers.text import SUPPORTED  # noqa: E402
 from infra.fake_telegram import StoredMessage  # noqa: E402
 from tests.support import GROUP, T0, Person  # noqa: E402
 from tests.support.items import dynamodb, game_items, item_size  # noqa: E402
@@ -155,7 +156,7 @@ def main() -> None:
         f"encoded size, 8 players, 16-letter names: median {statistics.median(sizes):.0f} B, "
         f"max {max(sizes)} B (goal <= 1024 B)"
     )
-    for lang in ("en", "ar"):
+    for lang in SUPPORTED:
         every, ends = eight_player_items(args.seed, args.item_games, lang)
         over = sum(size > 1024 for size in every)
         print(

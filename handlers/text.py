@@ -73,6 +73,10 @@ def _plural_en(n: int) -> str:
     return "one" if n == 1 else "other"
 
 
+def _plural_fr(n: int) -> str:
+    return "one" if n in (0, 1) else "other"  # "0 carte", as French says it
+
+
 def _plural_ar(n: int) -> str:
     if n == 0:
         return "zero"
@@ -87,8 +91,12 @@ def _plural_ar(n: int) -> str:
     return "other"
 
 
+# CLDR's plural rules, for whole numbers, each named after the first catalogue that used it: a
+# catalogue names its rule in `_plural`, so a language whose numbers agree like English's (German,
+# Spanish …) or French's (Brazilian Portuguese …) is only a file; another rule is a function here.
 PLURAL_RULES: Mapping[str, tuple[Callable[[int], str], frozenset[str]]] = {
     "en": (_plural_en, frozenset({"one", "other"})),
+    "fr": (_plural_fr, frozenset({"one", "other"})),
     "ar": (_plural_ar, frozenset({"zero", "one", "two", "few", "many", "other"})),
 }
 
@@ -123,6 +131,7 @@ def _parts(template: str) -> tuple[tuple[str, str | None], ...]:
     return tuple(parts)
 
 
+@cache
 def _fields(template: str) -> frozenset[str]:
     """The placeholders of a template."""
     return frozenset(field for _, field in _parts(template) if field is not None)
@@ -183,13 +192,15 @@ def _check(catalogues: Mapping[str, Catalogue]) -> None:
     A plural form may leave out {n} (Arabic says "بطاقة واحدة", not "1 بطاقة").
     """
     english = catalogues[DEFAULT].entries
+    # English's placeholders, key by key, worked out once for all the languages.
+    fields = {k: frozenset().union(*map(_fields, _entry_templates(e))) for k, e in english.items()}
     for code, catalogue in catalogues.items():
         missing = english.keys() - catalogue.entries.keys()
         extra = catalogue.entries.keys() - english.keys()
         if missing or extra:
             raise CatalogueError(f"{code}: missing {sorted(missing)}, unknown {sorted(extra)}")
         for key, entry in catalogue.entries.items():
-            wanted = frozenset().union(*(_fields(s) for s in _entry_templates(english[key])))
+            wanted = fields[key]
             optional = {"n"} if isinstance(entry, dict) or isinstance(english[key], dict) else set()
             for template in _entry_templates(entry):
                 have = _fields(template)

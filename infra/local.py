@@ -37,6 +37,7 @@ from engine import CLOCK_CHOICES
 from handlers import logs
 from handlers.config import ConfigError, Settings
 from handlers.lobby import clock_choice
+from handlers.text import SUPPORTED
 from infra import terminal
 from infra.dynalite import DynaliteError, FolderInUse
 from infra.runner import DATA_DIR, TABLE, Interrupts, serve, shown
@@ -74,7 +75,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="offline: players at the table, you included (2-8, default 4)",
     )
     parser.add_argument(
-        "--lang", choices=("en", "ar"), default=None, help="offline: English or Arabic"
+        "--lang",
+        choices=SUPPORTED,
+        default=None,
+        help=f"offline: the table's language, one of the catalogues' ({', '.join(SUPPORTED)})",
     )
     parser.add_argument(
         "--clock",

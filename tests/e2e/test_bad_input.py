@@ -24,7 +24,7 @@ from engine import Phase, mask_of
 from handlers import callbacks
 from handlers.callbacks import Kind, Press
 from handlers.delivery import GROUP_SENDS_PER_MINUTE
-from handlers.text import t
+from handlers.text import SUPPORTED, is_rtl, t
 from handlers.webhook import SECRET_HEADER
 from infra.fake_telegram import bad_request, server_error, too_many_requests
 from tests.support import GROUP, OTHER_GROUP, SECRET, Person, people
@@ -86,7 +86,7 @@ def assert_answered(scene: Scene, response: dict[str, Any], lang: str, *keys: st
     names = game.names if game else ()
     allowed = set().union(*(texts(lang, key, names) for key in keys))
     assert text in allowed, f"{text!r} is not one of {keys} in {lang}"
-    assert bool(ARABIC.search(text)) == (lang == "ar"), f"not in the presser's language: {text}"
+    assert bool(ARABIC.search(text)) == is_rtl(lang), f"not in the presser's language: {text}"
     # The webhook reply reached Telegram as the answer to that press.
     assert scene.table.tg.calls("answerCallbackQuery")[-1].params.get("text") == text
     return text
@@ -244,7 +244,7 @@ def test_bodies_that_are_not_updates_get_200_and_change_nothing(
 
 # --- buttons ---------------------------------------------------------------------------------
 
-LANGS = pytest.mark.parametrize("lang", ["en", "ar"])
+LANGS = pytest.mark.parametrize("lang", SUPPORTED)
 
 
 @LANGS

@@ -1,4 +1,4 @@
-"""Whole games through the webhook handler, with real update JSON, in English and in Arabic."""
+"""Whole games through the webhook handler, with real update JSON, in every catalogue's language."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from engine import Phase, card_name
 from engine.cards import rank_of
 from handlers.callbacks import Kind
-from handlers.text import t
+from handlers.text import DEFAULT, SUPPORTED, t
 from tests.support import GROUP, Person, by_id, people
 from tests.support.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
 from tests.support.screens import button, buttons
@@ -21,22 +21,31 @@ def truthful_or_any(table: Table, person: Person, at_most: int = 4) -> set[int]:
     return true or set(sorted(hand)[:at_most])
 
 
-@pytest.mark.parametrize("lang", ["en", "ar"])
+@pytest.mark.parametrize("lang", SUPPORTED)
 def test_a_three_player_game_from_newgame_to_the_final_ranking(lang: str) -> None:
+    play_a_whole_game(lang)
+
+
+def play_a_whole_game(lang: str) -> None:
+    """/language, then a game of three people whose apps speak `lang`, by buttons, to its final
+    ranking: a lie exposed, a true play challenged, a final play let stand."""
     players = people(3, lang)
     with running_bot(seed=11) as table:
-        if lang == "ar":
+        if lang != DEFAULT:
             # Before any game, the group's language is an administrator's to choose.
             table.tg.admins.add((GROUP, players[0].id))
             table.say(players[0], "/language")
             prompt = table.latest(GROUP)
-            language = button(prompt, Kind.LANGUAGE)
-            assert language is not None
-            arabic = next(
-                b["callback_data"] for b in buttons(prompt) if b["callback_data"].endswith(".1")
+            offered = [b["text"] for b in buttons(prompt)]
+            assert offered == [t(code, "language_name") for code in SUPPORTED]
+            chosen = next(
+                b["callback_data"]
+                for b in buttons(prompt)
+                if b["callback_data"].endswith(f".{SUPPORTED.index(lang)}")
             )
-            table.press(players[0], GROUP, prompt.message_id, arabic)
-            assert table.record().lang == "ar"
+            table.press(players[0], GROUP, prompt.message_id, chosen)
+            assert table.record().lang == lang
+            assert table.tg.messages_to(GROUP)[-1] == t(lang, "language_set")
         watcher = Watcher(table, players)
         open_and_start(table, players)
         watcher.check()
@@ -86,10 +95,13 @@ def test_a_three_player_game_from_newgame_to_the_final_ranking(lang: str) -> Non
         assert game.ids[game.winner] == finisher.id
         end = table.tg.messages_to(GROUP)[-3:]
         assert any(finisher.name in text and text.count("\n") >= 3 for text in end), end
+        assert any(t(lang, "final_ranking") in text for text in end), "in the group's language"
         watcher.check()
         # Every private hand message lost its buttons; the group's buttons are gone too.
         for person in players:
             assert button(table.hand_message(person), Kind.PLAY) is None
+            over = t(lang, "hand_over_won", name=finisher.name)
+            assert over in (table.hand_message(person).text or ""), "in their own language"
         table_msg = table.record().table_msg
         assert table_msg is not None
         shown = table.tg.message(GROUP, table_msg)

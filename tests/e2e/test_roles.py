@@ -14,7 +14,7 @@ from engine import Phase
 from handlers import callbacks
 from handlers.app import ANONYMOUS_ADMIN
 from handlers.callbacks import Kind, Press
-from handlers.text import t
+from handlers.text import SUPPORTED, t
 from infra.fake_telegram import GROUP_ANONYMOUS_BOT, message_update
 from tests.support import GROUP, Person
 from tests.support.bot import Table, running_bot
@@ -27,7 +27,7 @@ BOB = Person(102, "Bob")  # seated
 EVE = Person(103, "Eve")  # a member of the group, not at the table
 ADA = Person(104, "Ada")  # a group administrator, not at the table
 CHANNEL = -1007777777777
-LANGS = pytest.mark.parametrize("lang", ["en", "ar"])
+LANGS = pytest.mark.parametrize("lang", SUPPORTED)
 
 
 @contextmanager
@@ -308,7 +308,9 @@ def test_a_refused_command_is_answered_in_the_senders_language_or_else_the_group
         eve = scene.players[2]
         table.say(Person(eve.id, eve.name, "ar"), "/stop")
         assert replies(table)[-1] == t("ar", "refusal_not_allowed")
-        table.say(Person(eve.id, eve.name, "fr"), "/stop")  # a language the bot does not speak
+        table.say(Person(eve.id, eve.name, "fr-CA"), "/stop")
+        assert replies(table)[-1] == t("fr", "refusal_not_allowed")
+        table.say(Person(eve.id, eve.name, "de"), "/stop")  # a language the bot does not speak
         assert replies(table)[-1] == t("en", "refusal_not_allowed")
         update = table.updates.message(eve, "/stop", GROUP)
         message = update["message"]

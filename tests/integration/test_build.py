@@ -39,6 +39,8 @@ from pathlib import Path
 
 import pytest
 
+from handlers.text import SUPPORTED
+
 ROOT = Path(__file__).resolve().parents[2]
 WHEELS = ROOT / ".venv" / "artifact-wheels"
 # Not copied into the build: environments, caches, build leftovers (a stale build/lib would be
@@ -271,7 +273,7 @@ def test_the_artifact_holds_the_project_and_its_dependencies_only(artifact: Path
     ), sorted(top)
     assert not set(DEV_ONLY) & top, sorted(set(DEV_ONLY) & top)
     catalogues = {path.name for path in (artifact / "handlers" / "i18n").glob("*.json")}
-    assert {"en.json", "ar.json"} <= catalogues
+    assert catalogues == {f"{lang}.json" for lang in SUPPORTED}, "every language, French too"
 
 
 def test_every_handler_imports_and_runs_from_the_artifact_alone(artifact: Path) -> None:

@@ -24,7 +24,7 @@ from moto import mock_aws
 
 from handlers import custom_resource
 from handlers.custom_resource import ANSWER_RESERVE, FAILED, SUCCESS, AnswerError, handle
-from handlers.text import COMMANDS
+from handlers.text import COMMANDS, SUPPORTED
 from infra.fake_telegram import FakeTelegram, api_error, bad_request, delay, server_error
 
 REGION = "eu-west-3"
@@ -259,8 +259,8 @@ def test_create_sets_every_command_menu(stack: Stack, tg: FakeTelegram) -> None:
         ]
         for call in tg.calls("setMyCommands")
     }
-    assert len(tg.calls("setMyCommands")) == len(menus) == 4
-    for language in (None, "ar"):
+    assert len(tg.calls("setMyCommands")) == len(menus) == 2 * len(SUPPORTED)
+    for language in (None, *SUPPORTED[1:]):
         assert menus[("all_group_chats", language)] == list(COMMANDS)
         assert menus[("all_private_chats", language)] == ["start", "help", "rules"]
 
@@ -279,7 +279,7 @@ def test_an_update_registers_again_and_keeps_the_physical_id(
     # and with it the webhook just set.
     assert answer["PhysicalResourceId"] == created
     assert tg.webhook_url == moved
-    assert len(tg.calls("setMyCommands")) == 4
+    assert len(tg.calls("setMyCommands")) == 2 * len(SUPPORTED)
     assert not tg.calls("deleteWebhook")
 
 

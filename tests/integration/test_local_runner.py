@@ -346,6 +346,17 @@ def test_typed_10_play_7h_press_only_what_they_name_through_a_terminal(
         assert [c for c in hand(table) if c.lstrip("✓").startswith("10")] == []
 
 
+def test_the_offline_table_speaks_the_language_asked_for_of_every_catalogue(
+    tmp_path: Path, clock: Clock
+) -> None:
+    with offline(tmp_path / "dynalite", clock, players=2, seed=3, lang="fr") as table:
+        assert table.record().lang == "fr", "the group's, through /language"
+        screen = table.screen()
+        assert "] Français" in screen, "/language offers it, a key to press"
+        assert "Je parlerai français ici." in screen
+        assert "Votre main · 26 cartes" in screen, "and your private chat speaks it too"
+
+
 def test_long_polling_hands_each_update_to_the_webhook_handler_and_performs_its_reply(
     tmp_path: Path,
 ) -> None:

@@ -140,6 +140,34 @@ def test_the_last_game_its_people_and_who_pressed_lately_are_read_back(store: St
     assert (started.last, started.not_back(), started.previous) == ({}, (), 36**8 + 5)
 
 
+# An item as the bot wrote it before French: a group reading Arabic, Bob's hand in English.
+BEFORE_FRENCH = (
+    '{"g":[3,1,100.0,1,[1,2],["Ann","Bob"],[4270873348111908,232726279258587],[3,3],[],0,0,0,'
+    '0,0,null,null,190.0,null,1,90,0,0,"",0],"n":1,"l":"ar","t":"Friday","pl":["","en"],'
+    '"no":null,"u":[],"gs":[]}'
+)
+
+
+@pytest.mark.parametrize("lang", [*SUPPORTED, "zz"])  # and a language no catalogue has yet
+def test_a_chats_and_its_players_languages_round_trip_whatever_the_language(lang: str) -> None:
+    record = a_record()
+    record.lang, record.langs = lang, {1: lang, 2: SUPPORTED[-1]}
+    written = record.document()
+    assert f'"l":"{lang}"' in written, "the language's code, a few bytes"
+    again = Record(CHAT)
+    again.read_document(written)
+    assert (again.lang, again.langs) == (lang, {1: lang, 2: SUPPORTED[-1]})
+    assert again.lang_of(1) == lang
+
+
+def test_an_item_written_before_french_still_reads() -> None:
+    old = Record(CHAT)
+    old.read_document(BEFORE_FRENCH)
+    assert (old.lang, old.langs, old.lang_of(1), old.lang_of(2)) == ("ar", {2: "en"}, "ar", "en")
+    assert old.game == a_record().game
+    assert old.document() == BEFORE_FRENCH, "and is written back as it was"
+
+
 def test_only_the_first_of_two_writers_from_one_version_wins(store: Store) -> None:
     store.save(a_record(), new_game=True)
     first, second = store.load(CHAT), store.load(CHAT)

@@ -22,7 +22,7 @@ from botocore.stub import Stubber
 from moto import mock_aws
 
 from handlers import registration
-from handlers.text import COMMANDS, commands
+from handlers.text import COMMANDS, SUPPORTED, commands
 from infra.fake_telegram import FakeTelegram, bad_request
 from infra.telegram_setup import AwsClients, main
 
@@ -159,7 +159,7 @@ def test_register_keeps_pending_updates_unless_asked(run: Run, tg: FakeTelegram)
     assert call.params["max_connections"] == 10
 
 
-def test_register_sets_both_menus_in_english_by_default_and_in_arabic(
+def test_register_sets_both_menus_in_english_by_default_and_in_every_other_language(
     run: Run, tg: FakeTelegram
 ) -> None:
     run.expect_stack()
@@ -170,13 +170,14 @@ def test_register_sets_both_menus_in_english_by_default_and_in_arabic(
         key = (call.params["scope"]["type"], call.params.get("language_code"))
         assert key not in menus, f"{key} set twice"
         menus[key] = call.params["commands"]
+    languages = [None, *SUPPORTED[1:]]  # None: the default menu, in English
     assert set(menus) == {
-        ("all_group_chats", None),
-        ("all_private_chats", None),
-        ("all_group_chats", "ar"),
-        ("all_private_chats", "ar"),
+        (scope, language)
+        for scope in ("all_group_chats", "all_private_chats")
+        for language in languages
     }
-    for language, lang in ((None, "en"), ("ar", "ar")):
+    assert ("all_group_chats", "fr") in menus, "a French app gets the French menu"
+    for language, lang in zip(languages, SUPPORTED, strict=True):
         described = dict(commands(lang))
         group = menus[("all_group_chats", language)]
         private = menus[("all_private_chats", language)]
@@ -185,8 +186,9 @@ def test_register_sets_both_menus_in_english_by_default_and_in_arabic(
         for entry in group + private:
             name = "help" if entry["command"] == "start" else entry["command"]
             assert entry["description"] == described[name]
-    # Arabic descriptions really are Arabic, and English ones English.
+    # Arabic descriptions really are Arabic, French ones French, and English ones English.
     assert re.search("[\u0600-\u06ff]", menus[("all_group_chats", "ar")][0]["description"])
+    assert menus[("all_group_chats", "fr")][0]["description"] == "ouvrir une partie dans ce groupe"
     assert menus[("all_group_chats", None)][0]["description"].isascii()
 
 
@@ -197,7 +199,7 @@ def test_the_group_menu_lists_every_command_the_catalogues_describe() -> None:
 def test_commands_sets_only_the_menus(run: Run, tg: FakeTelegram) -> None:
     run.expect_stack()
     assert run("commands", "--stack", STACK) == 0, run.err
-    assert len(tg.calls("setMyCommands")) == 4
+    assert len(tg.calls("setMyCommands")) == 2 * len(SUPPORTED)
     assert not tg.calls("setWebhook")
 
 

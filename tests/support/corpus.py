@@ -23,7 +23,7 @@ from engine.cards import rank_of
 from handlers import callbacks, render
 from handlers.callbacks import Kind, Press
 from handlers.dynamo import DynamoStore, unpack
-from handlers.text import t
+from handlers.text import SUPPORTED, t
 from handlers.webhook import SECRET_HEADER
 from tests.support import GROUP, OTHER_GROUP, SECRET, TOKEN, Person
 from tests.support.bot import Table
@@ -671,7 +671,7 @@ def _presses(scene: Scene, game: Game, ids: _Ids) -> Iterator[tuple[str, dict[st
         ("start again", scene.players[0], GROUP, table_msg, press(Kind.START, 0)),
         ("stranger starts", STRANGER, GROUP, table_msg, press(Kind.START, 0)),
         ("leave running", awaited, GROUP, table_msg, press(Kind.LEAVE, 0)),
-        ("language 2", awaited, GROUP, table_msg, press(Kind.LANGUAGE, 2)),
+        ("language past the last", awaited, GROUP, table_msg, press(Kind.LANGUAGE, len(SUPPORTED))),
         ("language 35", STRANGER, GROUP, table_msg, press(Kind.LANGUAGE, 35)),
         ("clock 45", awaited, GROUP, table_msg, press(Kind.CLOCK, 45)),
         ("clock while running", awaited, GROUP, table_msg, press(Kind.CLOCK, 30)),

@@ -14,13 +14,13 @@ from handlers import moments, render
 from handlers.callbacks import Kind, Place, decode
 from handlers.lobby import clock_choice
 from handlers.screens import TimeSpan, time_of_day, timed
-from handlers.text import FSI, PDI, RLM, t
+from handlers.text import FSI, PDI, RLM, SUPPORTED, t
 from tests.support import T0
 from tests.support.games import cards
 from tests.support.games import table as dealt
 
 PLACE = Place(-1001234567890, 41)
-LANGS = pytest.mark.parametrize("lang", ["en", "ar"])
+LANGS = pytest.mark.parametrize("lang", SUPPORTED)
 
 
 def plain(s: str) -> str:
@@ -43,6 +43,8 @@ def clocked(*hands: str, clock: int = 30, rank: str = "A") -> Game:
         ("off", 0),
         ("OFF", 0),
         ("بلا مؤقّت", 0),
+        ("désactivé", 0),
+        ("Désactivé", 0),
         ("٣٠", 30),
         ("45", None),
         ("-30", None),

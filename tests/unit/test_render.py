@@ -146,7 +146,7 @@ def lie_on_the_pile() -> Game:
 
 def test_every_language_has_exactly_the_keys_and_placeholders_of_english() -> None:
     english = entries("en")
-    assert set(CATALOGUES) >= {"en", "ar"}
+    assert "en" in CATALOGUES and len(CATALOGUES) > 1
     for lang in CATALOGUES:
         catalogue = entries(lang)
         assert catalogue.keys() == english.keys(), lang
@@ -157,6 +157,29 @@ def test_every_language_has_exactly_the_keys_and_placeholders_of_english() -> No
             optional = {"n"} if plural else set()
             for form in forms(value):
                 assert wanted - optional <= fields_of(form) <= wanted, (lang, key, form)
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"btn_join": "Rejoindre {name}"}, "placeholders"),  # a value English has not
+        ({"winner": "Victoire."}, "placeholders"),  # English's {name} left out
+        ({"btn_join": None}, "missing"),
+        ({"btn_joinn": "Rejoindre"}, "unknown"),
+        ({"_plural": "xx"}, "_plural"),
+        ({"hand_title": {"few": "{n} cartes", "other": "{n} cartes"}}, "plural forms"),
+        ({"_dir": "up"}, "_dir"),
+    ],
+)
+def test_a_catalogue_unlike_english_stops_the_bot_at_its_start(
+    change: dict[str, Any], reason: str
+) -> None:
+    raw = {**CATALOGUES["fr"], **change}
+    raw = {key: value for key, value in raw.items() if value is not None}
+    english = text._parse("en", CATALOGUES["en"])
+    with pytest.raises(text.CatalogueError, match=reason):
+        text._check({"en": english, "fr": text._parse("fr", raw)})
+    text._check({"en": english, "fr": text._parse("fr", CATALOGUES["fr"])})  # as it is: fine
 
 
 def test_each_catalogue_names_its_plural_rule_and_uses_only_its_categories() -> None:
@@ -191,6 +214,11 @@ def test_arabic_plural_categories_follow_cldr(n: int, category: str) -> None:
     assert text.PLURAL_RULES["ar"][0](n) == category
 
 
+@pytest.mark.parametrize(("n", "category"), [(0, "one"), (1, "one"), (2, "other"), (100, "other")])
+def test_french_says_zero_and_one_in_the_singular(n: int, category: str) -> None:
+    assert text.PLURAL_RULES["fr"][0](n) == category
+
+
 def test_plurals_pick_the_form_for_n_and_fall_back_to_other() -> None:
     assert plain(tn("en", "hand_title", 1)) == "Your hand · 1 card"
     assert plain(tn("en", "hand_title", 0)) == "Your hand · 0 cards"
@@ -199,11 +227,15 @@ def test_plurals_pick_the_form_for_n_and_fall_back_to_other() -> None:
     assert plain(tn("ar", "hand_title", 9)) == "يدك · 9 بطاقات"
     assert plain(tn("ar", "hand_title", 11)) == "يدك · 11 بطاقة"  # no "many" form: "other"
     assert plain(tn("ar", "title_running", 4)) == "Menteur · 4 لاعبين"
+    assert plain(tn("fr", "hand_title", 0)) == "Votre main · 0 carte"
+    assert plain(tn("fr", "hand_title", 1)) == "Votre main · 1 carte"
+    assert plain(tn("fr", "hand_title", 2)) == "Votre main · 2 cartes"
 
 
 def test_supported_languages_are_english_first_then_one_per_catalogue_file() -> None:
-    assert SUPPORTED == ("en", "ar")
-    assert set(SUPPORTED) == set(CATALOGUES)
+    assert ("en", *sorted(set(CATALOGUES) - {"en"})) == SUPPORTED
+    glossaries = {item.name.split(".")[1] for item in GLOSSARIES.glob("glossary.*.txt")}
+    assert glossaries == set(CATALOGUES), "a language is a catalogue and its glossary"
 
 
 @pytest.mark.parametrize(
@@ -216,7 +248,10 @@ def test_supported_languages_are_english_first_then_one_per_catalogue_file() -> 
         ("en", "en"),
         (None, "en"),
         ("", "en"),
-        ("fr", "en"),
+        ("fr", "fr"),
+        ("fr-CA", "fr"),
+        ("FR_be", "fr"),
+        ("de-AT", "en"),
         ("zh-hans", "en"),
     ],
 )
@@ -225,7 +260,7 @@ def test_telegram_language_codes_map_to_a_supported_language(code: str | None, l
 
 
 def test_an_unsupported_language_speaks_english() -> None:
-    assert t("fr", "btn_liar") == t("en", "btn_liar") == "Liar!"
+    assert t("de", "btn_liar") == t("en", "btn_liar") == "Liar!"
 
 
 def test_the_command_menu_describes_every_command_in_every_language() -> None:
@@ -253,93 +288,123 @@ def test_the_command_menu_describes_every_command_in_every_language() -> None:
 
 # --- the glossary's words ------------------------------------------------------------------------
 
-# The user's own words (shared/seeds/glossary.*.txt), exactly as written there; the call is
-# the glossary's example with its number and rank as placeholders.
-GLOSSARY = {
-    "en": {
-        "Call": "Called: {n} × {rank}",
-        "Bullet": "bullet",
-        "Final ranking": "Final ranking",
-        "Challenge": "Challenge",
-        "Final play": "Final play",
-        "Let it stand": "Let it stand",
-        "Lie": "Lie",
-        "Liar!": "Liar!",
-        "Play": "Play",
-        "Pick up": "Pick up",
-        "Expected rank": "Expected rank",
-        "Pile": "Pile",
-    },
-    "ar": {
-        "إعلان": "أُعلن: {n} × {rank}",
-        "طلقة": "طلقة",
-        "الترتيب النهائي": "الترتيب النهائي",
-        "اعتراض": "اعتراض",
-        "البطاقات الأخيرة": "البطاقات الأخيرة",
-        "ترك الأمر": "ترك الأمر",
-        "كذبة": "كذبة",
-        "كاذب!": "كاذب!",
-        "وضع البطاقات": "وضع البطاقات",
-        "التقاط البطاقات": "التقاط البطاقات",
-        "الرتبة المطلوبة": "الرتبة المطلوبة",
-        "البطاقات في الوسط": "البطاقات في الوسط",
-    },
-}
-RUNNING_TEXT = {"en": ("picks up", "bullets", "Called: 2 × R"), "ar": ()}
-# The user's glossaries, copied beside the catalogues so that a clone checks against them.
+# The user's own words (shared/seeds/glossary.*.txt, and the French one written in their form),
+# read from the glossaries copied beside the catalogues: each term heads a line, "Term: what it
+# means" (French sets its colon off with a no-break space), in English's order.
 GLOSSARIES = Path(__file__).resolve().parents[2] / "handlers" / "i18n"
 SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"  # their source, when present
+# English's running text also says these, as its glossary's definitions do.
+RUNNING_TEXT = {"en": ("picks up", "bullets", "Called: 2 × R")}
 
 
-@pytest.mark.parametrize("lang", ["en", "ar"])
+def glossary(lang: str) -> str:
+    return (GLOSSARIES / f"glossary.{lang}.txt").read_text(encoding="utf-8")
+
+
+def glossary_terms(lang: str) -> list[str]:
+    headings = [line.split(":")[0] for line in glossary(lang).splitlines() if ": " in line]
+    return [h.rstrip("\u00a0\u202f ") for h in headings if len(h) < 25]
+
+
+def test_every_glossary_names_the_twelve_terms_of_english() -> None:
+    assert glossary_terms("en") == [
+        "Call",
+        "Bullet",
+        "Final ranking",
+        "Challenge",
+        "Final play",
+        "Let it stand",
+        "Lie",
+        "Liar!",
+        "Play",
+        "Pick up",
+        "Expected rank",
+        "Pile",
+    ]
+    for lang in SUPPORTED:
+        terms = glossary_terms(lang)
+        assert len(terms) == len(set(terms)) == 12, lang
+
+
+@pytest.mark.parametrize("lang", SUPPORTED)
 def test_every_glossary_term_appears_verbatim_in_its_catalogue(lang: str) -> None:
     everything = "\n".join(f for value in entries(lang).values() for f in forms(value))
-    for term in (*GLOSSARY[lang], *GLOSSARY[lang].values(), *RUNNING_TEXT[lang]):
+    for term in (*glossary_terms(lang), *RUNNING_TEXT.get(lang, ())):
         assert term in everything, term
+    # The call is written as the glossary's example shows it: "Called: 2 × R".
+    assert plain(t(lang, "call", n=2, rank="R")) in glossary(lang)
 
 
-@pytest.mark.parametrize("lang", ["en", "ar"])
+@pytest.mark.parametrize("lang", SUPPORTED)
 def test_the_screens_name_things_with_the_glossary_words(lang: str) -> None:
-    # The two glossaries list their terms in the same order: English term -> this language's.
-    en = dict(zip(GLOSSARY["en"], GLOSSARY[lang], strict=True))
-    assert entries(lang)["call"] == GLOSSARY[lang][en["Call"]]
+    # The glossaries list their terms in the same order: English term -> this language's.
+    en = dict(zip(glossary_terms("en"), glossary_terms(lang), strict=True))
     assert plain(t(lang, "btn_liar")) == en["Liar!"]
     assert plain(t(lang, "btn_stand")) == en["Let it stand"]
     assert plain(t(lang, "final_ranking")) == en["Final ranking"]
     assert plain(t(lang, "challenge_title")) == en["Challenge"]
     assert plain(t(lang, "final_title")) == en["Final play"]
     status = plain(tn(lang, "status", 12, rank="7"))
-    assert status.startswith(en["Expected rank"] + ": 7") and en["Pile"] in status
-
-
-@pytest.mark.parametrize("lang", ["en", "ar"])
-def test_the_terms_above_are_the_glossary_files_own(lang: str) -> None:
-    glossary = (GLOSSARIES / f"glossary.{lang}.txt").read_text(encoding="utf-8")
-    headings = [line.split(":")[0] for line in glossary.splitlines() if ": " in line]
-    terms = [h for h in headings if len(h) < 25]
-    assert terms == list(GLOSSARY[lang])
-    example = GLOSSARY[lang][terms[0]].format(n=2, rank="R")
-    assert example in glossary
+    assert re.match(re.escape(en["Expected rank"]) + r"\s?: 7", status) and en["Pile"] in status
 
 
 @pytest.mark.skipif(not SEEDS.is_dir(), reason="the glossaries' source is not beside the clone")
-@pytest.mark.parametrize("lang", ["en", "ar"])
-def test_the_copied_glossaries_are_the_users_own(lang: str) -> None:
-    name = f"glossary.{lang}.txt"
-    assert (GLOSSARIES / name).read_bytes() == (SEEDS / name).read_bytes()
+def test_the_copied_glossaries_are_the_users_own() -> None:
+    seeded = [f"glossary.{lang}.txt" for lang in SUPPORTED]
+    seeded = [name for name in seeded if (SEEDS / name).exists()]  # French is written here
+    assert "glossary.en.txt" in seeded
+    for name in seeded:
+        assert (GLOSSARIES / name).read_bytes() == (SEEDS / name).read_bytes(), name
+
+
+# English's words for its buttons and its glossary's terms: none is left untranslated on another
+# language's screen (the rank letters and "Menteur", the game's name, are no English words).
+ENGLISH_UI = sorted(
+    {
+        word
+        for key, value in entries("en").items()
+        if key.startswith("btn_") or key == "join_button"
+        for form in forms(value)
+        if len(word := re.sub(r"\{\w+\}|[^\w ]", "", form).strip()) > 2
+    }
+    | set(glossary_terms("en"))
+)
+
+
+# Where the private chat's Start is meant, Telegram's own button, which an app may show in English.
+TELEGRAMS_OWN = {("hand_blocked", "Start"), ("unreachable", "Start")}
+
+
+@pytest.mark.parametrize("lang", [lang for lang in SUPPORTED if lang != "en"])
+def test_no_english_ui_word_is_left_on_another_languages_screen(lang: str) -> None:
+    assert {"Join", "Liar!", "End game", "Let it stand", "Pile"} <= set(ENGLISH_UI)
+    for key, value in entries(lang).items():
+        for form in forms(value):
+            said = re.sub(r"\{\w+\}|/\w+", "", form)  # its own words, not values or commands
+            for word in ENGLISH_UI:
+                found = re.search(rf"\b{re.escape(word.rstrip('!'))}\b", said, re.IGNORECASE)
+                assert found is None or (key, word) in TELEGRAMS_OWN, (key, word)
 
 
 def term(lang: str, english: str) -> str:
     """The glossary's word in `lang` for the English term (the glossaries list them in order)."""
-    return dict(zip(GLOSSARY["en"], GLOSSARY[lang], strict=True))[english]
+    return dict(zip(glossary_terms("en"), glossary_terms(lang), strict=True))[english]
 
 
 # The glossary's site (pearls, leaderboard, experience) means nothing in a Telegram group.
-SITE_WORDS = {"en": ("pearl", "leaderboard", "experience"), "ar": ("لآلئ", "لوحة الصدارة", "خبرة")}
-NOTHING_SCORED = {"en": "Nothing is scored beyond the Final ranking.", "ar": "غير الترتيب النهائي"}
+SITE_WORDS = {
+    "en": ("pearl", "leaderboard", "experience"),
+    "ar": ("لآلئ", "لوحة الصدارة", "خبرة"),
+    "fr": ("perle", "palmarès", "expérience"),
+}
+NOTHING_SCORED = {
+    "en": "Nothing is scored beyond the Final ranking.",
+    "ar": "غير الترتيب النهائي",
+    "fr": "Rien ne compte au-delà du Classement final.",
+}
 
 
-@pytest.mark.parametrize("lang", ["en", "ar"])
+@pytest.mark.parametrize("lang", SUPPORTED)
 def test_r16_the_rules_end_saying_nothing_is_scored_beyond_the_final_ranking(lang: str) -> None:
     for key, value in entries(lang).items():
         for form in forms(value):
@@ -353,25 +418,27 @@ def test_r16_the_rules_end_saying_nothing_is_scored_beyond_the_final_ranking(lan
 RANK_WORDS = {
     "en": ("Valet", "Dame", "Roi", "Jack", "Queen", "King"),
     "ar": ("الآس", "الولد", "الدامة", "الملك"),
+    "fr": ("Valet", "Dame", "Roi"),
 }
 
 
-@pytest.mark.parametrize("lang", ["en", "ar"])
+@pytest.mark.parametrize("lang", SUPPORTED)
 def test_r2_the_rules_say_once_what_v_d_and_r_are(lang: str) -> None:
-    line = next(x for x in plain(t(lang, "rules")).split("\n") if "V" in x and "R" in x)
-    assert line.startswith("• " + term(lang, "Expected rank") + ": A")
+    rules = plain(t(lang, "rules")).split("\n")
+    line = next(x for x in rules if re.search(r"\bV\b", x) and re.search(r"\bD\b", x))
+    assert re.match("• " + re.escape(term(lang, "Expected rank")) + r"\s?: A", line), line
     for word in RANK_WORDS[lang]:
         assert word in line, word
         explained = [k for k, v in entries(lang).items() if any(word in f for f in forms(v))]
         assert explained == ["rules"], word
 
 
-@pytest.mark.parametrize("lang", ["en", "ar"])
+@pytest.mark.parametrize("lang", SUPPORTED)
 def test_your_turn_says_the_cards_are_called_as_the_expected_rank_not_under_it(lang: str) -> None:
     line = plain(t(lang, "hand_your_turn", rank="3"))
-    assert " under " not in line
-    assert {"en": "called as 3", "ar": "تُعلَن على أنها 3"}[lang] in line
-    assert {"en": "play", "ar": "ضع"}[lang] in line  # the glossary's Play
+    assert " under " not in line and " sous " not in line
+    assert {"en": "called as 3", "ar": "تُعلَن على أنها 3", "fr": "L’annonce dira 3"}[lang] in line
+    assert {"en": "play", "ar": "ضع", "fr": "jouez"}[lang] in line  # the glossary's Play
 
 
 def test_rank_letters_and_digits_stay_latin_in_arabic() -> None:
@@ -397,13 +464,14 @@ def test_values_joined_by_times_form_one_isolated_chunk_and_names_are_isolated()
 
 
 def test_every_arabic_text_starts_each_line_with_rlm_and_english_has_none() -> None:
+    assert text.is_rtl("ar") and not text.is_rtl("en") and not text.is_rtl("fr")
     for key, value in entries("ar").items():
         values: dict[str, object] = {f: "Ann" for form in forms(value) for f in fields_of(form)}
         values["n"] = 2
-        for lang in ("ar", "en"):
+        for lang in SUPPORTED:
             shown = t(lang, key, **values)
             for line in shown.split("\n"):
-                assert line.startswith(RLM) == (lang == "ar"), (lang, key)
+                assert line.startswith(RLM) == text.is_rtl(lang), (lang, key)
 
 
 # --- the table ---------------------------------------------------------------------------------
@@ -943,10 +1011,18 @@ REVEALED = {
         " · «كاذب!» مرة واحدة، أصابت واحدة · التقاط البطاقات: ولا بطاقة",
         "أجرأ كذبة لم يُعترض عليها: Ann، «أُعلن: 1 × 8».",
     ],
+    "fr": [  # 0 and 1 in the singular; a no-break space before ":" and "!"
+        "Comment la partie s’est jouée",
+        "Ann · 1 coup · 1 mensonge, 0 démasqué · Menteur\u00a0! 0×, 0 juste · 0 carte ramassée",
+        "Bob · 1 coup · 1 mensonge, 1 démasqué · Menteur\u00a0! 0×, 0 juste · 3 cartes ramassées",
+        "Chloé · 0 coup · 0 mensonge, 0 démasqué · Menteur\u00a0! 0×, 0 juste · 0 carte ramassée",
+        "Driss · 0 coup · 0 mensonge, 0 démasqué · Menteur\u00a0! 1×, 1 juste · 0 carte ramassée",
+        "Le mensonge le plus audacieux qui est passé\u00a0: Ann, Annoncé\u00a0: 1 × 8.",
+    ],
 }
 
 
-@pytest.mark.parametrize("lang", ["en", "ar"])
+@pytest.mark.parametrize("lang", sorted(REVEALED))
 def test_r16_a_stopped_game_tells_how_it_went_in_seat_order(lang: str) -> None:
     game, events = apply(two_lies_one_caught(), Stop(1), T0)
     (end,) = moments.moments(events, game, PLACE, lang, T0)
@@ -1077,7 +1153,7 @@ def test_refusals_say_what_ui_md_says() -> None:
     )
 
 
-@pytest.mark.parametrize("lang", ["en", "ar"])
+@pytest.mark.parametrize("lang", SUPPORTED)
 @pytest.mark.parametrize("code", list(Code))
 def test_every_code_has_a_short_refusal_in_every_language(lang: str, code: Code) -> None:
     long_names = tuple(("ب" if i % 2 else "W") * 64 for i in range(4))
@@ -1085,7 +1161,7 @@ def test_every_code_has_a_short_refusal_in_every_language(lang: str, code: Code)
     for who in (None, 1, 2, 99):
         said = render.refusal(MenteurError(code, who), game, lang)
         assert 0 < len(said) <= 200
-        assert said.startswith(RLM) == (lang == "ar")
+        assert said.startswith(RLM) == text.is_rtl(lang)
         assert plain(said) != code.value
 
 
@@ -1197,7 +1273,7 @@ def check_group_screen(screen: Screen, game: Game, lang: str) -> None:
 
 def check_direction(shown: str, lang: str) -> None:
     for line in shown.split("\n"):
-        assert line.startswith(RLM) == (lang == "ar"), line
+        assert line.startswith(RLM) == text.is_rtl(lang), line
 
 
 @given(players=st.integers(2, 8), seed=st.integers(0, 2**32))
