@@ -107,6 +107,20 @@ def test_r20_the_chats_clock_and_the_reminded_moment_are_read_back(store: Store)
     assert (store.load(CHAT).clock, store.load(CHAT).reminded) == (CLOCK_DEFAULT, None)
 
 
+def test_the_chats_language_for_later_games_is_read_back_and_absent_when_the_same(
+    store: Store,
+) -> None:
+    record = a_record()
+    record.lang, record.later_lang = "ar", "en"  # the opener's choice for this game
+    store.save(record, new_game=True)
+    again = store.load(CHAT)
+    assert (again.lang, again.later_lang) == ("ar", "en")
+    again.later_lang = None
+    store.save(again)
+    assert store.load(CHAT).later_lang is None
+    assert "ll" not in json.loads(store.load(CHAT).document())
+
+
 def test_r20_an_item_written_before_the_clock_reads_as_the_default() -> None:
     record = a_record()
     document = json.loads(record.document())
