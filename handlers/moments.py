@@ -96,11 +96,21 @@ def _final_play(
     called = _called(before, e.play)
     if called is not None:
         lines.append(t(lang, "final_body", player=player, n=called.count, rank=RANKS[called.rank]))
-    lines += [
-        tn(lang, "final_decide", seconds_left(e.deadline, now), decider=decider),
-        t(lang, "final_others"),
-    ]
+    lines.append(tn(lang, "final_decide", seconds_left(e.deadline, now), decider=decider))
+    if _others_may_shout(game, e.player, e.decider):
+        lines.append(t(lang, "final_others"))
     return lines
+
+
+def _others_may_shout(game: Game, player: int, decider: int) -> bool:
+    """Whether someone besides the final player and the decider may still shout (R13): still
+    in the game with a bullet. In a game of two, or once the others are out of bullets, the
+    line would promise a shout nobody can make."""
+    return any(
+        game.in_game(seat) and game.bullets[seat] > 0
+        for seat, someone in enumerate(game.ids)
+        if someone not in (player, decider)
+    )
 
 
 def _decision_passed(e: ev.DecisionPassed, game: Game, lang: str, now: float) -> list[str]:

@@ -16,6 +16,8 @@ which `python3 infra/dev.py` runs).
 from __future__ import annotations
 
 import atexit
+import contextlib
+import os
 import shutil
 import socket
 import subprocess
@@ -42,6 +44,17 @@ DUMMY_CREDENTIALS = {"aws_access_key_id": "local", "aws_secret_access_key": "loc
 
 class DynaliteError(RuntimeError):
     """dynalite could not be started (Node.js or its package missing, or it died)."""
+
+
+class FolderInUse(DynaliteError):
+    """Another dynalite keeps its data in this folder: LevelDB allows one process a folder."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"another runner is using {path}")
+        self.path = path
+
+
+LOCK_FILE = "runner.lock"
 
 
 def _free_port() -> int:
@@ -75,6 +88,7 @@ class Dynalite:
         self.port: int | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
+        self._lock: IO[bytes] | None = None
 
     @property
     def endpoint_url(self) -> str:
@@ -110,8 +124,12 @@ class Dynalite:
         for attempt in range(attempts):
             port = self._requested_port or _free_port()
             try:
+                if self.path is not None:
+                    self._lock_folder(self.path)
                 self._spawn(node, port)
                 return self
+            except FolderInUse:
+                raise
             except DynaliteError:
                 self.stop()
                 if attempt == attempts - 1:
@@ -120,6 +138,23 @@ class Dynalite:
                 self.stop()
                 raise
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _lock_folder(self, path: Path) -> None:
+        """Hold the folder for as long as this server runs. A second dynalite on the same
+        LevelDB files would start, then fail at its first request with a connection error deep
+        in botocore; the lock says what is wrong before anything starts. The operating system
+        releases it when the process ends, however it ends."""
+        if os.name != "posix" or self._lock is not None:
+            return
+        import fcntl  # noqa: PLC0415 - POSIX only
+
+        lock = (path / LOCK_FILE).open("wb")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            raise FolderInUse(path) from None
+        self._lock = lock
 
     def _spawn(self, node: str, port: int) -> None:
         command = [node, str(DYNALITE_BIN), "--host", HOST, "--port", str(port)]
@@ -176,6 +211,10 @@ class Dynalite:
         if self._log is not None:
             self._log.close()
             self._log = None
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            with contextlib.suppress(OSError):
+                lock.close()  # closing the file releases the lock
 
     def restart(self) -> Self:
         """Stop and start again on the same port (and `path`): a restart of the server."""

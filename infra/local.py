@@ -1,6 +1,7 @@
 """Run Menteur on this machine through the same code as Lambda.
 
-    python3 infra/dev.py play [--players N] [--lang en|ar] [--name NAME] [--new] [--offline]
+    python3 infra/dev.py play [--players N] [--lang en|ar] [--clock S|off] [--name NAME] [--new]
+                              [--offline] [--data DIR]
 
 Both modes start dynalite (a DynamoDB-compatible server process, from npm) keeping its data
 under `.local/dynalite`, create the games table from `template.yaml`, and drive the Lambda
@@ -32,13 +33,23 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from engine import CLOCK_CHOICES
 from handlers import logs
 from handlers.config import ConfigError, Settings
+from handlers.lobby import clock_choice
 from infra import terminal
-from infra.dynalite import DynaliteError
+from infra.dynalite import DynaliteError, FolderInUse
 from infra.runner import DATA_DIR, TABLE, Interrupts, serve, shown
 
 # --- the command ---------------------------------------------------------------------------
+
+
+def _clock(text: str) -> str:
+    """--clock: one of R20's choices, as /newgame takes it ("60", "off")."""
+    if clock_choice(text) is None:
+        choices = ", ".join(str(c) for c in CLOCK_CHOICES if c)
+        raise argparse.ArgumentTypeError(f"{text!r}: one of {choices} (seconds), or off")
+    return text
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -53,16 +64,24 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--offline", action="store_true", help="the terminal table even if a token is set"
     )
+    # Unset unless given: a saved game is resumed as it is, and said to differ from them.
     parser.add_argument(
         "--players",
         type=int,
-        default=4,
+        default=None,
         choices=range(2, 9),
         metavar="N",
         help="offline: players at the table, you included (2-8, default 4)",
     )
     parser.add_argument(
-        "--lang", choices=("en", "ar"), default="en", help="offline: English or Arabic"
+        "--lang", choices=("en", "ar"), default=None, help="offline: English or Arabic"
+    )
+    parser.add_argument(
+        "--clock",
+        type=_clock,
+        default=None,
+        metavar="SECONDS|off",
+        help="offline: a new game's turn clock (30, 60, 90, 180 or off; default the group's, 90)",
     )
     parser.add_argument("--name", default=None, help="offline: your name at the table")
     parser.add_argument(
@@ -118,7 +137,14 @@ def main(argv: list[str] | None = None) -> int:
             terminal.play(args, interrupts)
     except KeyboardInterrupt:
         # The `with` blocks have stopped everything on the way out.
-        print("\nStopped.", flush=True)
+        print(f"\nStopped. A game under way is kept in {shown(args.data)}.", flush=True)
+    except FolderInUse:
+        print(
+            f"Another runner is using {shown(args.data)}: stop it, or give this one another "
+            "folder with --data DIR.",
+            file=sys.stderr,
+        )
+        return 1
     except DynaliteError as error:
         print(
             f"The local store could not start: {error}\n"

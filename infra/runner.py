@@ -3,9 +3,10 @@
 `LocalBot` holds one `Runtime` on dynalite and hands it Lambda-format events: each Telegram
 update to `handlers.webhook.handle` (performing the webhook reply itself, since no HTTP
 response carries it to Telegram) and, every second, a scheduled-rule event to
-`handlers.timer.handle`. `Poller` feeds it from `getUpdates`; `serve` runs the real bot by long
-polling; `Interrupts` turns Ctrl-C into a clean stop. `infra/local.py` is the command,
-`infra/terminal.py` the offline table.
+`handlers.timer.handle`; `resume` gives a game found running when the runner starts its
+deadlines afresh (the time the runner was off was nobody's to play). `Poller` feeds it from
+`getUpdates`; `serve` runs the real bot by long polling; `Interrupts` turns Ctrl-C into a clean
+stop. `infra/local.py` is the command, `infra/terminal.py` the offline table.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from typing import Any, Self
 from telegram.error import Conflict, InvalidToken, NetworkError, TelegramError
 from telegram.warnings import PTBUserWarning
 
-from handlers import questions, registration, telegram_io, timer, webhook
+from engine import DECISION_SECONDS, Phase
+from handlers import questions, registration, telegram_io, timer, timing, webhook
 from handlers.config import Settings
 from handlers.dynamo import DynamoStore
 from handlers.runtime import Runtime
@@ -168,6 +170,29 @@ class LocalBot:
         body = response.get("body")
         if body:
             self.rt.run(telegram_io.perform_reply(self.rt.bot, json.loads(body)))
+        return True
+
+    def resume(self, chat: int, topic: int | None = None) -> bool:
+        """A game resumed after the runner was stopped: the time it was off is not time anyone
+        had to play. The awaited person gets their whole clock afresh from now (R20), a final
+        play its whole 45 seconds (R14), and the game counts as changed now (a computer player
+        moves a few seconds later; an idle end counts from now). The reminder may come again.
+        Nothing else of the game changes: the same moment, so its buttons still work. One read
+        and one write conditional on the version read, as a move is. Returns whether a running
+        game was found."""
+        store = self.rt.store
+        record = store.load(chat, topic)
+        game = record.game
+        if game is None or game.phase not in (Phase.PLAY, Phase.DECIDE):
+            return False
+        now = self.clock()
+        deadline = game.deadline
+        if deadline is not None:
+            deadline = now + (DECISION_SECONDS if game.phase is Phase.DECIDE else game.clock)
+        record.game = replace(game, deadline=deadline, updated=now)
+        record.reminded = None
+        record.due = timing.next_due(record, self.settings.idle_expiry_seconds)
+        store.save(record)
         return True
 
     def tick(self) -> None:

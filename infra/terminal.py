@@ -1,17 +1,21 @@
 """The offline table: you at one seat, computer players at the others, in this terminal.
 
-The whole production path runs: a key you press becomes the Telegram update a tap on that
-button sends (a callback query from your user, with the chat and id of the message holding the
-button), queued on a fake Bot API server (`infra/fake_telegram.py`) that stands for Telegram;
-the runner fetches it with getUpdates and hands it to the webhook function inside a Lambda event
-(`infra/runner.py`); the bot reads and conditionally writes the game in dynalite and sends its
-screens to the fake; the terminal shows what the fake now holds, as a Telegram app would: the
-group's table message, the latest group messages (a challenge, a final play, the end) and your
-private hand, each button with its key. The timer function runs every second, so computer
-players move a few seconds after their turn begins and a final play is let stand after 45 s.
+The whole production path runs: a line you type becomes the Telegram updates your taps would
+send (a callback query from your user for each button it names, with the chat and id of the
+message holding the button), queued on a fake Bot API server (`infra/fake_telegram.py`) that
+stands for Telegram; the runner fetches them with getUpdates and hands each to the webhook
+function inside a Lambda event (`infra/runner.py`); the bot reads and conditionally writes the
+game in dynalite and sends its screens to the fake; the terminal shows what the fake now holds,
+as a Telegram app would: the group's table message, the latest group messages (a challenge, a
+final play, the end) and your private hand, with the time left beside a deadline. The timer
+function runs every second, so computer players move a few seconds after their turn begins, a
+person's turn clock runs out and a final play is let stand after 45 s.
 
-`OfflineTable` is all of it but the terminal: tests drive it headless (`press`, `type`,
-`screen`, `run_until` with an injected clock); `play` is the thin loop around it.
+A line is read whole, then read by `infra/typed.py`: a card by what it is (10, 7h, R♥) or its
+position (#3), a word as a word (play, liar, stand, end); a line with anything else changes
+nothing. `OfflineTable` is all of it but the terminal: tests drive it headless (`enter`,
+`screen`, `run_until` with an injected clock); `run_terminal` is the loop around it, which a
+test drives through a pseudo-terminal.
 """
 
 from __future__ import annotations
@@ -21,12 +25,12 @@ import codecs
 import contextlib
 import getpass
 import itertools
+import math
 import os
 import queue
 import random
 import re
 import secrets
-import string
 import sys
 import threading
 import time
@@ -39,11 +43,13 @@ from typing import Any, Self, TextIO
 
 from telegram.error import TelegramError
 
-from engine import Phase
+from engine import Game, Phase
 from handlers.callbacks import BadCallback, Kind, Press, decode
 from handlers.config import Settings
+from handlers.lobby import clock_choice
 from handlers.store import Record
-from handlers.text import SUPPORTED
+from handlers.text import SUPPORTED, t
+from infra import runner, typed
 from infra.fake_telegram import FakeTelegram, StoredMessage, callback_update, message_update
 from infra.runner import (
     DATA_DIR,
@@ -59,29 +65,32 @@ GROUP_TITLE = "Offline table"
 PERSON = 1000001  # your user id, which is also your private chat's id
 TOKEN = "1000001:offline-table"  # the fake Bot API server takes any token
 
-# Buttons that do something have a fixed key; the cards of your hand take the others in order.
+# The word that presses each of the game's buttons (typed, or its short form: `infra/typed.py`).
+# Other buttons (a language, a clock, a link) are pressed by the key shown beside them: b1, b2...
 ACTION_KEYS: dict[Kind, str] = {
-    Kind.PLAY: "p",
-    Kind.SHOUT: "l",  # Liar!
-    Kind.STAND: "s",  # Let it stand
-    Kind.JOIN: "j",
-    Kind.LEAVE: "e",
-    Kind.START: "t",
+    Kind.PLAY: "play",
+    Kind.SHOUT: "liar",
+    Kind.STAND: "stand",
+    Kind.VOTE: "end",
+    Kind.JOIN: "join",
+    Kind.LEAVE: "leave",
+    Kind.START: "start",
 }
-QUIT_KEY = "q"
-NEW_GAME_KEY = "n"
-_RESERVED = {*ACTION_KEYS.values(), QUIT_KEY, NEW_GAME_KEY}
-CARD_KEYS = (
-    "123456789"
-    + "".join(c for c in string.ascii_lowercase if c not in _RESERVED)
-    + string.ascii_uppercase
-)  # 53 keys: a hand holds at most 51 cards
 RECENT_GROUP = 3  # group messages shown above the table
-NOTICES = 3
+NOTICES = 8
+DEFAULT_PLAYERS = 4
 _T_ME_START = re.compile(r"https://t\.me/(?P<bot>\w+)\?start=(?P<payload>[A-Za-z0-9_-]{1,64})")
 # Isolates and marks lay text out in Telegram; most terminals would show them as gaps or boxes.
 _BIDI_CONTROLS = re.compile("[\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
 RULE_WIDTH = 64
+HELP = (
+    "Cards: 10, 7, A, V (or J), D (or Q), R (or K); a suit if you like: 7h 7♥ Ds.",
+    "  #3: the third card of your hand. 7 7: two sevens. 7♥ again: unselected.",
+    "Words: play (p), liar (l), stand (s), end (e: vote to end the game), join,",
+    "  start, leave; b1, b2…: the other buttons; n: a new game; q: quit.",
+    "In order, in one line: 7h 7s play.  /rules, /stop… speak in the group.",
+    "Turn clock: ⏱ counts down your time; /stop, /settings off, n: no clock.",
+)
 
 
 @dataclass(frozen=True)
@@ -106,6 +115,15 @@ class View:
     private: list[StoredMessage]  # the private chat's latest message but the hand
     hand: StoredMessage | None
     running: bool  # a game is on (not over)
+    game: Game | None = None
+    now: float = 0.0  # the bot's clock when the view was read
+
+    def deadline(self) -> float | None:
+        """The running game's deadline: R20's clock of the person to play, or R14's 45 s."""
+        game = self.game
+        if game is None or game.phase not in (Phase.PLAY, Phase.DECIDE):
+            return None
+        return game.deadline
 
     def messages(self) -> list[StoredMessage]:
         """In screen order."""
@@ -139,21 +157,26 @@ class OfflineTable:
     def __init__(
         self,
         *,
-        players: int = 4,
-        lang: str = "en",
+        players: int | None = None,
+        lang: str | None = None,
         name: str | None = None,
         data_dir: Path | None = DATA_DIR,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
         seed: int | None = None,
         new: bool = False,
+        turn_clock: str | None = None,
     ) -> None:
-        if not 2 <= players <= 8:
+        if players is not None and not 2 <= players <= 8:
             raise ValueError("2 to 8 players, you included")
-        if lang not in SUPPORTED:
+        if lang is not None and lang not in SUPPORTED:
             raise ValueError(f"a language among {', '.join(SUPPORTED)}")
-        self.players = players
-        self.lang = lang
+        # None: not asked for. A new game then has 4 players in English; a saved game is
+        # resumed as it is, and options that ask for another table are answered (`_begin`).
+        self.asked = (players, lang)
+        self.players = players or DEFAULT_PLAYERS
+        self.lang = lang or "en"
+        self.turn_clock = turn_clock  # /newgame's argument ("off", "60"); None: the chat's
         self.name = name or _login_name()
         self.data_dir = data_dir
         self.clock = clock
@@ -161,6 +184,12 @@ class OfflineTable:
         self.seed = seed
         self.new = new
         self.notices: deque[str] = deque(maxlen=NOTICES)
+        self.welcome: list[str] = []  # the first screen's words, until the first line typed
+        self._dealing = False  # the table's own /newgame, Join and Start: nothing to tell
+        # Private messages up to this id belong to an earlier moment of the game (a reminder
+        # of a turn gone by): not shown. `_seen` is the latest id the screen has shown.
+        self._private_floor = 0
+        self._seen = (0, -1)  # (latest private message id, the game's moment) last drawn
         # Update ids only grow, across runs too, as Telegram's do: the game item keeps the last
         # few applied, and a repeated id would be taken for a repeated update.
         self._ids = itertools.count(time.time_ns() // 1_000_000)
@@ -252,9 +281,24 @@ class OfflineTable:
             and PERSON in game.ids
             and not self.new
         ):
-            self.note(f"Resumed the game kept in dynalite ({len(game.ids)} players).")
+            self.players = len(game.ids)
+            self.lang = self.asked[1] or record.lang
+            self.local.resume(GROUP)  # the time the runner was off was nobody's to play
+            saved = (len(game.ids), record.lang, game.clock)
+            afresh = " (afresh)" if game.clock else ""
+            self.note(f"Resumed the saved game: {_table_words(*saved)}{afresh}.")
+            players, lang = self.asked
+            seconds = clock_choice(self.turn_clock) if self.turn_clock else None
+            wanted = (
+                players or saved[0],
+                lang or saved[1],
+                saved[2] if seconds is None else seconds,
+            )
+            if wanted != saved:
+                self.note(f"You asked for {_table_words(*wanted)}: add --new to deal that instead.")
             self.type("/table")
             self.type("/hand")
+            self.welcome = self._welcome()
             return
         if running:
             self.type("/stop")
@@ -264,6 +308,27 @@ class OfflineTable:
         if record.lang != self.lang:
             self.choose_language(self.lang)
         self.new_game()
+        self.welcome = self._welcome()
+
+    def _welcome(self) -> list[str]:
+        """The first screen's words: how to play, the clock and how to turn it off."""
+        game = self.record().game
+        seconds = game.clock if game is not None else 0
+        lines = [
+            "Welcome to Menteur: empty your hand to win. On your turn, play 1 to 4",
+            "cards face down, called as the Expected rank; a Lie is punished only",
+            "if someone shouts Liar! at it. Type your cards, then play: 10 7h play",
+            "(#3: your third card). liar shouts; stand lets a Final play stand.",
+        ]
+        if seconds:
+            lines += [
+                f"Turn clock: {seconds} s to play, counted down by ⏱ beside “plays by”.",
+                "When it runs out the table plays for you; twice, and you leave the game.",
+                "No clock: /stop, /settings off, then n (or start with --clock off).",
+            ]
+        else:
+            lines.append("Turn clock: off, take your time (/settings 90 between games sets one).")
+        return lines
 
     def _reclaim_message_ids(self, record: Record) -> None:
         """A new fake Telegram numbers messages from 1 again, but the store remembers the ids
@@ -283,29 +348,72 @@ class OfflineTable:
     # --- what the person does ---------------------------------------------------------------
 
     def enter(self, line: str) -> bool:
-        """A line typed at the prompt: a /command for the group, or keys. False: quit."""
+        """A line typed at the prompt: a /command for the group, or words and cards
+        (`infra/typed.py`). A line with a word that means nothing, or a card not in the hand,
+        changes nothing and says what would. False: quit."""
         line = line.strip()
         self.notices.clear()  # the notices answer the latest line
+        self.welcome = []  # the first screen's words have been read
+        if not line:
+            return True
         if line.startswith("/"):
             self.type(line)
             return True
-        for key in line.replace(" ", ""):
-            if key == QUIT_KEY:
+        labels = [s.text for s in self.hand_cards()]
+        try:
+            tokens = typed.parse(line, BUTTON_NAMES)
+            chosen = typed.choose(tokens, labels)
+        except (typed.Meaningless, typed.NotInHand) as refused:
+            self.note(str(refused))
+            return True
+        cards = [label.removeprefix("✓") for label in labels]
+        for token, index in zip(tokens, chosen, strict=True):
+            if index is not None:
+                self.toggle(cards[index])
+                continue
+            assert isinstance(token, typed.Word)
+            if token.word == "quit":
                 return False
-            if key == NEW_GAME_KEY:
+            if token.word == "new":
                 self.new_game_if_over()
-            elif not self.press(key):
-                break  # the keys after an unknown one were meant for another screen
+            elif token.word == "help":
+                self.notices.extend(HELP)
+            elif not self.press(token.word):
+                break  # the words after it were meant for a screen that did not come
         return True
 
+    def hand_cards(self, view: View | None = None) -> list[Shown]:
+        """Your hand's card buttons, in screen order (their labels: "10♠", "✓7♥" if selected)."""
+        shown = self.buttons(view)
+        return [s for s in shown if s.press is not None and s.press.kind is Kind.TOGGLE]
+
+    def toggle(self, card: str) -> None:
+        """Select or unselect `card` ("10♠") in your hand: a tap on its button as it is now."""
+        for shown in self.hand_cards():
+            if shown.text.removeprefix("✓") == card:
+                self.press_button(shown)
+                return
+        self.note(f"Your hand no longer holds {card}.")
+
     def press(self, key: str) -> bool:
-        """Press the button that shows `key`; False when no button does."""
+        """Press the button that shows `key` (a word, or b1...); False when none does."""
         shown = self.keymap().get(key)
         if shown is None:
-            self.note(f"No button has the key {key!r} now.")
+            self.note(self._missing(key))
             return False
         self.press_button(shown)
         return True
+
+    def _missing(self, key: str) -> str:
+        if key == ACTION_KEYS[Kind.PLAY]:
+            if not self.your_turn():
+                return "It is not your turn to play: Play shows on your turn."
+            return "Play shows once 1 to 4 cards are selected (10, 7h, #3): then play."
+        if key == ACTION_KEYS[Kind.SHOUT]:
+            return "No play to shout Liar! at now (or no bullet left)."
+        if key == ACTION_KEYS[Kind.STAND]:
+            return "No final play waits for your decision."
+        return f"No button “{key}” on the screen now."
 
     def press_button(self, shown: Shown) -> None:
         """A tap on a button: a callback query from you, sent as Telegram sends it."""
@@ -368,20 +476,29 @@ class OfflineTable:
     def new_game(self) -> None:
         """What a person does for a game against computers: /newgame, Join (and Start in the
         private chat the button opens), /addbot for each computer player, Start."""
-        self.type("/newgame")
-        self._press_kind(Kind.JOIN)
-        for _ in range(self.players - 1):
-            self.type("/addbot")
-        self._press_kind(Kind.START)
+        self._dealing = True
+        try:
+            self.type("/newgame" + (f" {self.turn_clock}" if self.turn_clock else ""))
+            self._press_kind(Kind.JOIN)
+            for _ in range(self.players - 1):
+                self.type("/addbot")
+            self._press_kind(Kind.START)
+        finally:
+            self._dealing = False
         game = self.record().game
         if game is None or game.phase not in (Phase.PLAY, Phase.DECIDE):
             raise RuntimeError(f"the game did not start: {self.last_group()}")
 
     def new_game_if_over(self) -> None:
-        if self.game_running():
+        """n: a new game like the one just played (its number of players; the group's language
+        is kept as the group's setting)."""
+        game = self.record().game
+        if game is not None and game.phase is not Phase.OVER:
             self.note("A game is running: /stop ends it first.")
-        else:
-            self.new_game()
+            return
+        if game is not None and game.phase is Phase.OVER:
+            self.players = len(game.ids)
+        self.new_game()
 
     def _press_kind(self, kind: Kind) -> None:
         if not self.press(ACTION_KEYS[kind]):
@@ -394,7 +511,8 @@ class OfflineTable:
         if found is None:
             self.note(f"Link: {url}")
             return
-        self.note(f"Telegram opened your private chat with @{found['bot']}: you pressed Start.")
+        if not self._dealing:  # the table's own Join opens it with nobody watching
+            self.note(f"Your private chat with @{found['bot']} opened, and Start was pressed.")
         self.type(f"/start {found['payload']}", chat=PERSON)
 
     def _deliver(self, update: dict[str, Any]) -> None:
@@ -403,6 +521,12 @@ class OfflineTable:
         self.tg.push_update(update)
         if self.poller.poll_once(0) == 0:
             self.note("The bot could not take that now (see the log); it is tried again.")
+
+    def farewell(self) -> str:
+        """What leaving says: a running game is kept, and how to come back to it."""
+        if not self.game_running():
+            return "Bye. python3 infra/dev.py play deals a new game."
+        return "The game is saved: python3 infra/dev.py play resumes it (your clock afresh)."
 
     def note(self, text: str) -> None:
         self.notices.append(text)
@@ -461,6 +585,14 @@ class OfflineTable:
             if m.text and (hand is None or m.message_id != hand.message_id)
         ]
         game = record.game
+        # A new moment (another player awaited, another rank, another phase) hides the private
+        # messages shown before it: a reminder of a turn gone by is not about this one.
+        moment = game.moment if game is not None else -1
+        latest = max((m.message_id for m in private), default=0)
+        if moment != self._seen[1]:
+            self._private_floor = self._seen[0]
+        self._seen = (latest, moment)
+        private = [m for m in private if m.message_id > self._private_floor]
         return View(
             recent=group[-RECENT_GROUP:],
             older=len(group) > RECENT_GROUP,
@@ -468,29 +600,28 @@ class OfflineTable:
             private=private[-1:],
             hand=hand,
             running=game is not None and game.phase is not Phase.OVER,
+            game=game,
+            now=self.clock(),
         )
 
     def buttons(self, view: View | None = None) -> list[Shown]:
-        """Every button on the screen, in screen order, with its key."""
+        """Every button on the screen, in screen order, with its key: the game's buttons their
+        word, other buttons b1, b2..., and the cards none (a card is typed as what it is)."""
         view = view or self.view()
-        raw = [(m, b) for m in view.messages() for row in _rows(m) for b in row]
-        keys: dict[int, str] = {}
-        cards = 0
-        for i, (_, button) in enumerate(raw):
-            press = _decoded(button.get("callback_data"))
-            if press is not None and press.kind is Kind.TOGGLE and cards < len(CARD_KEYS):
-                keys[i] = CARD_KEYS[cards]
-                cards += 1
-            elif press is not None and press.kind in ACTION_KEYS:
-                keys[i] = ACTION_KEYS[press.kind]
-        # Other buttons (a language, a link) take keys from the far end of the cards' keys.
-        spare = (k for k in reversed(CARD_KEYS) if k not in set(keys.values()))
-        for i in range(len(raw)):
-            if i not in keys:
-                key = next(spare, None)
-                if key is not None:
-                    keys[i] = key
-        return [self._shown(keys.get(i), b, m) for i, (m, b) in enumerate(raw)]
+        shown = []
+        others = itertools.count(1)
+        for message in view.messages():
+            for row in _rows(message):
+                for button in row:
+                    press = _decoded(button.get("callback_data"))
+                    if press is not None and press.kind is Kind.TOGGLE:
+                        key = None
+                    elif press is not None and press.kind in ACTION_KEYS:
+                        key = ACTION_KEYS[press.kind]
+                    else:
+                        key = f"b{next(others)}"
+                    shown.append(self._shown(key, button, message))
+        return shown
 
     def keymap(self, view: View | None = None) -> dict[str, Shown]:
         """Key to button. Liar! and Let it stand can show on more than one message (the table,
@@ -519,12 +650,23 @@ class OfflineTable:
         )
 
     def screen(self) -> str:
-        """The screen: the latest group messages, the table, your private chat, notices."""
+        """The screen: the latest group messages, the table, your private chat, the clock,
+        notices. The time of a deadline ("plays by 21:04:30 UTC") shows the time left beside
+        it, counted down at every redraw (every second)."""
         view = self.view()
         by_message: dict[tuple[int, int], list[Shown]] = {}
         for shown in self.buttons(view):
             key = (shown.message.chat_id, shown.message.message_id)
             by_message.setdefault(key, []).append(shown)
+        deadline = view.deadline()
+        marks = {}
+        if deadline is not None:
+            at = time.strftime("%H:%M:%S UTC", time.gmtime(int(deadline)))
+            marks[at] = f"{at} {countdown(deadline - view.now)}"
+
+        def lines_of(message: StoredMessage) -> list[str]:
+            return _message_lines(message, by_message, marks)
+
         lines = [_rule(f"Group “{GROUP_TITLE}”")]
         if view.older:
             lines.append("  ⋮")
@@ -533,27 +675,42 @@ class OfflineTable:
         for i, message in enumerate(view.recent):
             if i:
                 lines.append("  ·")
-            lines += _message_lines(message, by_message)
+            lines += lines_of(message)
         lines.append(_rule("Table (one message, edited in place)"))
         if view.table:
-            lines += _message_lines(view.table, by_message)
+            lines += lines_of(view.table)
         else:
             lines.append("  (no game yet: /newgame)")
         lines.append(_rule(f"Your private chat with @{self._bot_user.get('username', 'bot')}"))
         for message in view.private:
-            lines += _message_lines(message, by_message)
+            lines += lines_of(message)
             lines.append("  ·")
-        lines += _message_lines(view.hand, by_message) if view.hand else ["  (no hand yet)"]
+        lines += lines_of(view.hand) if view.hand else ["  (no hand yet)"]
         lines.append(_rule(""))
-        lines += [f"  {plain_text(n)}" for n in self.notices]
-        help_line = (
-            "Keys: a button's [key], then Enter; several at once (12p) · "
-            "/command speaks in the group · q quits"
-        )
+        clock = self._clock_line(view)
+        if clock:
+            lines.append(f"  {clock}")
+        lines += [f"  {plain_text(n)}" for n in (*self.notices, *self.welcome)]
+        help_line = "Type: cards (10 7h #3) · play · liar · stand · end · help · /command · q"
         if not view.running:
-            help_line += " · n: a new game"
+            help_line += " · n: new game"
         lines.append(help_line)
         return "\n".join(lines)
+
+    def _clock_line(self, view: View) -> str | None:
+        """The time left to whoever is awaited, when a deadline runs: impossible to miss."""
+        game, deadline = view.game, view.deadline()
+        if game is None or deadline is None or game.turn is None:
+            return None
+        left = countdown(deadline - view.now)
+        awaited = game.ids[game.turn]
+        if game.phase is Phase.DECIDE:
+            if awaited == PERSON:
+                return f"{left} to decide on the final play: liar or stand (then it stands)."
+            return f"{left} for {plain_text(game.names[game.turn])} to decide on the final play."
+        if awaited == PERSON:
+            return f"{left} to play, or the table plays for you."
+        return f"{left} for {plain_text(game.names[game.turn])} to play."
 
     @staticmethod
     def _shown(key: str | None, button: dict[str, Any], message: StoredMessage) -> Shown:
@@ -568,6 +725,28 @@ class OfflineTable:
         )
 
 
+def button_names() -> dict[str, str]:
+    """The game's buttons by their names in every language the bot speaks ("let it stand",
+    "ترك الأمر": `typed.name_key`), each to the word that presses it ("stand")."""
+    keys = {
+        "btn_play": Kind.PLAY,
+        "btn_liar": Kind.SHOUT,
+        "btn_stand": Kind.STAND,
+        "btn_end_unvoted": Kind.VOTE,
+        "btn_join": Kind.JOIN,
+        "btn_leave": Kind.LEAVE,
+        "btn_start": Kind.START,
+    }
+    names = {}
+    for lang in SUPPORTED:
+        for key, kind in keys.items():
+            # "Play {n} × {rank}": its name is what comes before the numbers.
+            label = plain_text(t(lang, key, n="\0", rank="", votes="", needed=""))
+            names[typed.name_key(label.partition("\0")[0])] = ACTION_KEYS[kind]
+    names.pop("", None)
+    return names
+
+
 def _login_name() -> str:
     """Your name at the table unless --name says otherwise: the login name, capitalized."""
     try:
@@ -577,15 +756,38 @@ def _login_name() -> str:
     return name[:32].capitalize() or "Player"
 
 
+LANGUAGES = {"en": "English", "ar": "Arabic", "fr": "French"}
+
+
+def _table_words(players: int, lang: str, seconds: int) -> str:
+    """A table as the options ask for one: "4 players, in English, a 90 s turn clock"."""
+    clock = f"a {seconds} s turn clock" if seconds else "no turn clock"
+    return f"{players} players, in {LANGUAGES.get(lang, lang)}, {clock}"
+
+
+def countdown(seconds: float) -> str:
+    """The time left, rounded up to the second ("⏱ 1:05"; "⏱ 0:00" once it is up)."""
+    left = max(0, math.ceil(seconds))
+    return f"⏱ {left // 60}:{left % 60:02d}"
+
+
 def _rule(title: str) -> str:
     head = f"── {title} " if title else ""
     return head + "─" * max(4, RULE_WIDTH - len(head))
 
 
 def _message_lines(
-    message: StoredMessage, by_message: dict[tuple[int, int], list[Shown]]
+    message: StoredMessage,
+    by_message: dict[tuple[int, int], list[Shown]],
+    marks: dict[str, str] | None = None,
 ) -> list[str]:
-    lines = [f"  {plain_text(line)}".rstrip() for line in (message.text or "").splitlines()]
+    """A message's lines, each `marks` key replaced by its value, then its buttons: a card
+    as its label alone, another button with its key."""
+    lines = []
+    for text in (message.text or "").splitlines():
+        for old, new in (marks or {}).items():
+            text = text.replace(old, new)  # noqa: PLW2901 - the line, as it is shown
+        lines.append(f"  {plain_text(text)}".rstrip())
     shown = by_message.get((message.chat_id, message.message_id), [])
     position = 0
     for row in _rows(message):
@@ -593,26 +795,61 @@ def _message_lines(
         for _ in row:
             button = shown[position]
             position += 1
-            cells.append(f"[{button.key or ' '}] {plain_text(button.text)}")
+            label = plain_text(button.text)
+            cells.append(label if button.key is None else f"[{button.key}] {label}")
         lines.append("  " + "  ".join(cells))
     return lines
+
+
+BUTTON_NAMES = button_names()
 
 
 # --- the terminal -------------------------------------------------------------------------------
 
 
-class LineReader:
-    """Lines typed at the terminal, waited for without blocking the ticks: select() on POSIX,
-    a reader thread elsewhere. `read` returns the lines complete so far, or None at the end."""
+_ESCAPES = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|O.|.)?")  # arrows, function keys…
+_COUNTDOWNS = re.compile(r"⏱ \d+:\d\d")
+
+
+class Keyboard:
+    """Lines typed at the terminal, waited for without blocking the ticks.
+
+    On a terminal (POSIX), keys are read one at a time (cbreak mode: Ctrl-C still interrupts)
+    and the line being typed is kept here, so the screen can be drawn again every second, its
+    countdown running, without losing what is half typed: Backspace, Ctrl-U and Ctrl-W edit
+    it, Enter sends it whole, Ctrl-D on an empty line leaves. Elsewhere (a pipe, Windows),
+    lines as they come: select() on POSIX, a reader thread otherwise. `read` returns the lines
+    complete so far, or None at the end."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         self._posix = os.name == "posix"
-        self._buffer = ""
+        self.tty = self._posix and stream.isatty()
+        self.buffer = ""  # the line being typed (on a terminal)
+        self.edited = False  # the buffer changed since the last read
+        self._pending = ""
+        self._saved: list[Any] | None = None
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._lines: queue.Queue[str | None] = queue.Queue()
         if not self._posix:
             threading.Thread(target=self._pump, name="stdin", daemon=True).start()
+
+    def __enter__(self) -> Self:
+        if self.tty:
+            import termios  # noqa: PLC0415 - POSIX only
+            import tty  # noqa: PLC0415
+
+            fd = self.stream.fileno()
+            self._saved = termios.tcgetattr(fd)
+            tty.setcbreak(fd)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._saved is not None:
+            import termios  # noqa: PLC0415 - POSIX only
+
+            termios.tcsetattr(self.stream.fileno(), termios.TCSADRAIN, self._saved)
+            self._saved = None
 
     def _pump(self) -> None:
         for line in self.stream:
@@ -620,6 +857,7 @@ class LineReader:
         self._lines.put(None)
 
     def read(self, timeout: float) -> list[str] | None:
+        self.edited = False
         if not self._posix:
             try:
                 line = self._lines.get(timeout=timeout)
@@ -635,9 +873,37 @@ class LineReader:
         chunk = os.read(fd, 4096)
         if not chunk:
             return None
-        self._buffer += self._decoder.decode(chunk)
-        *lines, self._buffer = self._buffer.split("\n")
+        text = self._decoder.decode(chunk)
+        if not self.tty:
+            self._pending += text
+            *lines, self._pending = self._pending.split("\n")
+            return lines
+        return self._keys(_ESCAPES.sub("", text))
+
+    def _keys(self, text: str) -> list[str] | None:
+        lines = []
+        for key in text:
+            if key in "\r\n":
+                lines.append(self.buffer)
+                self.buffer = ""
+            elif key in "\x7f\x08":  # Backspace
+                self.buffer = self.buffer[:-1]
+            elif key == "\x15":  # Ctrl-U: the whole line
+                self.buffer = ""
+            elif key == "\x17":  # Ctrl-W: the last word
+                self.buffer = self.buffer.rstrip().rpartition(" ")[0]
+            elif key == "\x04":  # Ctrl-D: the end, on an empty line
+                if not self.buffer and not lines:
+                    return None
+            elif key.isprintable():
+                self.buffer += key
+            self.edited = True
         return lines
+
+
+def _still(screen: str) -> str:
+    """The screen without its countdowns: what a pipe is shown again only when it changes."""
+    return _COUNTDOWNS.sub("⏱", screen)
 
 
 def run_terminal(
@@ -645,31 +911,41 @@ def run_terminal(
     interrupts: Interrupts,
     stdin: TextIO = sys.stdin,
     stdout: TextIO = sys.stdout,
+    *,
+    wait: float = TICK_SECONDS,
 ) -> None:
-    """Show the screen whenever it changes; keys and commands in, a tick every second."""
-    reader = LineReader(stdin)
-    clear = stdout.isatty()
-    last = ""
-    next_tick = time.monotonic() + TICK_SECONDS
-    while True:
-        screen = table.screen()
-        if screen != last:
-            stdout.write("\x1b[H\x1b[2J" if clear else "\n")
-            stdout.write(screen + "\n> ")
+    """Show the screen whenever it changes (a terminal: every second, for the countdown);
+    lines typed in, a tick every second of the table's clock. `wait`: the longest wait for a
+    key between two looks at the clock (a test's clock moves only when the test says)."""
+    with Keyboard(stdin) as keyboard:
+        drawn = screen = ""
+        stale = True  # the screen is read again after a line or a tick, not after each key
+        next_tick = table.clock() + TICK_SECONDS
+        while True:
+            if stale:
+                screen, stale = table.screen(), False
+            if keyboard.tty and screen != drawn:
+                stdout.write("\x1b[H\x1b[2J" + screen + "\n> " + keyboard.buffer)
+                drawn = screen
+            elif keyboard.tty and keyboard.edited:
+                stdout.write("\r\x1b[K> " + keyboard.buffer)
+            elif not keyboard.tty and _still(screen) != _still(drawn):
+                stdout.write("\n" + screen + "\n> ")
+                drawn = screen
             stdout.flush()
-            last = screen
-        lines = reader.read(max(0.0, next_tick - time.monotonic()))
-        if lines is None:  # Ctrl-D, or the input's end
-            return
-        for line in lines:
-            with interrupts.step():
-                if not table.enter(line):
-                    return
-            last = ""  # the typed line moved the prompt: draw again
-        if time.monotonic() >= next_tick:
-            with interrupts.step():
-                table.tick()
-            next_tick = time.monotonic() + TICK_SECONDS
+            lines = keyboard.read(min(wait, max(0.0, next_tick - table.clock())))
+            if lines is None:  # Ctrl-D, or the input's end
+                return
+            for line in lines:
+                with interrupts.step():
+                    if not table.enter(line):
+                        return
+                drawn, stale = "", True  # the typed line moved the prompt: draw again
+            if table.clock() >= next_tick:
+                with interrupts.step():
+                    table.tick()
+                next_tick = table.clock() + TICK_SECONDS
+                stale = True
 
 
 def play(args: argparse.Namespace, interrupts: Interrupts) -> None:
@@ -681,10 +957,11 @@ def play(args: argparse.Namespace, interrupts: Interrupts) -> None:
         data_dir=args.data,
         seed=args.seed,
         new=args.new,
+        turn_clock=args.clock,
     )
     print(
         "Starting the offline table: dynalite (games kept in "
-        f"{args.data}), a fake Telegram, the bot…",
+        f"{runner.shown(args.data)}), a fake Telegram, the bot…",
         flush=True,
     )
     with contextlib.ExitStack() as stack:
@@ -692,3 +969,4 @@ def play(args: argparse.Namespace, interrupts: Interrupts) -> None:
             table.start()
             stack.callback(table.close)
         run_terminal(table, interrupts)
+        print(f"\n{table.farewell()}", flush=True)

@@ -5,6 +5,9 @@ and Ctrl-C. Time is an injected clock: 45 seconds pass in no time."""
 from __future__ import annotations
 
 import os
+import pty
+import re
+import select
 import shutil
 import signal
 import subprocess
@@ -19,17 +22,19 @@ import httpx
 import pytest
 
 from engine import Game, Phase
+from engine.cards import parse_card
 from handlers.callbacks import Kind
 from handlers.config import Settings
 from handlers.dynamo import DynamoStore
 from infra.fake_telegram import FakeTelegram
-from infra.runner import OFFLINE_TABLE, LocalBot, Poller
-from infra.terminal import ACTION_KEYS, GROUP, PERSON, OfflineTable, plain_text
+from infra.runner import OFFLINE_TABLE, Interrupts, LocalBot, Poller
+from infra.terminal import ACTION_KEYS, GROUP, PERSON, OfflineTable, plain_text, run_terminal
 from tests.support import Clock, Person
 from tests.support.updates import Updates
 
 ROOT = Path(__file__).resolve().parents[2]
 ANN = Person(7, "Ann")
+FIRST_TO_PLAY = 3  # a seed whose deal (two players) has the person play first, holding 10♣ and 7♥
 
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None, reason="Node.js (`node`) is not on PATH: dynalite cannot run"
@@ -51,7 +56,7 @@ def over(game: Game) -> bool:
 
 
 def play(table: OfflineTable, until: Callable[[Game], bool], *, stand: bool = True) -> int:
-    """The person's simple policy, by keys: on their turn, select the first card and Play; let
+    """The person's simple policy, typed: on their turn, the first card and play; let
     a final play stand when asked (unless `stand` is off); otherwise let a second pass. Returns
     how many times the person played. (When to act is read from the store, to keep it quick.)"""
     plays = 0
@@ -62,7 +67,7 @@ def play(table: OfflineTable, until: Callable[[Game], bool], *, stand: bool = Tr
             return plays
         if game.phase is Phase.PLAY and game.awaited == PERSON:
             assert table.your_turn(), "the hand says so too"
-            assert table.enter("1p")
+            assert table.enter("#1 play")
             plays += 1
         elif stand and deciding(game):
             assert table.enter(ACTION_KEYS[Kind.STAND])
@@ -84,14 +89,15 @@ def group_texts(table: OfflineTable) -> list[str]:
     return [m.text for m in table.tg.chat_messages(GROUP) if m.text]
 
 
-def test_an_offline_game_by_keys_survives_a_restart_and_ends_in_the_final_ranking(
+def test_an_offline_game_typed_survives_a_restart_and_ends_in_the_final_ranking(
     tmp_path: Path, clock: Clock
 ) -> None:
     data = tmp_path / "dynalite"
     with offline(data, clock, players=4, seed=5) as table:
         screen = table.screen()
         assert "Menteur · 4 players" in screen and "Your hand · 13 cards" in screen
-        assert "[1] " in screen, "each card button shows its key"
+        cards = hand(table)
+        assert "  ".join(cards[:6]) in screen, "the cards show as what they are, without keys"
         played = 0
         while played < 3:
             played += play(table, lambda game: game.phase is Phase.PLAY and game.awaited == PERSON)
@@ -99,9 +105,12 @@ def test_an_offline_game_by_keys_survives_a_restart_and_ends_in_the_final_rankin
         kept = hand(table)
         assert kept
 
-    # The runner stops and starts again: the game is in dynalite, and goes on.
-    with offline(data, clock, players=4, seed=5) as table:
-        assert "Resumed" in table.screen()
+    # The runner stops and starts again: the game is in dynalite, and goes on. The options
+    # ask for another table: said so in one line, and the saved game goes on as it is.
+    with offline(data, clock, players=3, seed=5) as table:
+        screen = table.screen()
+        assert "Resumed the saved game: 4 players, in English, a 90 s turn clock" in screen
+        assert "You asked for 3 players, in English, a 90 s turn clock: add --new" in screen
         assert hand(table) == kept
         play(table, over)
         screen = table.screen()
@@ -120,10 +129,15 @@ def test_an_offline_game_by_keys_survives_a_restart_and_ends_in_the_final_rankin
         assert plain_text(game.names[game.winner]) in plain_text(end)
         assert PERSON in game.ids and len(game.ids) == 4
 
-        # n deals again, with the same players.
-        assert "n: a new game" in screen
+        # n deals again, like the game just played (4 players, not the 3 of the options).
+        assert "n: new game" in screen
+        assert table.farewell().startswith("Bye.")
         assert table.enter("n")
         assert table.game_running() and "Your hand · 13 cards" in table.screen()
+        game = table.record().game
+        assert game is not None and len(game.ids) == 4
+        assert "opened" not in table.screen(), "nobody pressed anything: nothing to tell"
+        assert table.farewell().startswith("The game is saved: python3 infra/dev.py play resumes")
 
 
 def test_a_final_play_nobody_decides_is_let_stand_by_the_timer_at_45_seconds(
@@ -142,6 +156,194 @@ def test_a_final_play_nobody_decides_is_let_stand_by_the_timer_at_45_seconds(
         assert table.run_until(lambda: not table.game_running(), timeout=50)
         assert game.deadline <= clock.now <= game.deadline + 1.0, "within a tick of the mark"
         assert "the table let it stand" in table.screen()
+
+
+def test_r20_a_resumed_game_gives_the_awaited_person_their_clock_afresh(
+    tmp_path: Path, clock: Clock
+) -> None:
+    data = tmp_path / "dynalite"
+    with offline(data, clock, players=2, seed=FIRST_TO_PLAY) as table:
+        game = table.record().game
+        assert game is not None and game.awaited == PERSON and game.plays == 0
+        assert game.deadline == clock.now + 90
+
+    clock.advance(3600)  # the runner was off for an hour: nobody's time to play
+    with offline(data, clock, seed=FIRST_TO_PLAY) as table:
+        game = table.record().game
+        assert game is not None and game.awaited == PERSON
+        assert game.deadline == clock.now + 90, "the whole clock, from now"
+        assert game.plays == 0 and game.ran_out == 0
+        screen = table.screen()
+        assert "Resumed the saved game: 2 players, in English, a 90 s turn clock (afresh)" in screen
+        assert "⏱ 1:30 to play, or the table plays for you." in screen
+        table.step()
+        assert table.record().game == game, "a tick after the resume plays for nobody"
+
+        # The clock runs as it should: the reminder when a third is left, in the private chat...
+        reminder = "30 seconds left to play"
+        assert table.run_until(lambda: reminder in table.screen(), timeout=61)
+        assert "⏱ 0:30" in table.screen()
+        # ...and gone from the screen once the turn has moved on.
+        assert table.enter("#1 play")
+        assert reminder not in table.screen()
+
+
+def test_r14_a_resumed_final_play_gets_its_45_seconds_afresh(tmp_path: Path, clock: Clock) -> None:
+    data = tmp_path / "dynalite"
+    with offline(data, clock, players=2, seed=3) as table:
+        for _ in range(3):  # until a computer's final play waits for the person's decision
+            play(table, lambda game: deciding(game) or over(game), stand=False)
+            game = table.record().game
+            assert game is not None
+            if deciding(game):
+                break
+            table.enter("n")
+        assert game is not None and deciding(game)
+        clock.advance(20)
+    clock.advance(600)
+    with offline(data, clock) as table:
+        game = table.record().game
+        assert game is not None and deciding(game), "not let stand while the runner was off"
+        assert game.deadline == clock.now + 45
+        assert "⏱ 0:45 to decide on the final play: liar or stand" in table.screen()
+        assert table.run_until(lambda: not table.game_running(), timeout=50)
+        assert game.deadline <= clock.now <= game.deadline + 1.0
+
+
+def test_r20_the_runner_deals_a_game_without_a_clock_when_asked_and_says_so(
+    tmp_path: Path, clock: Clock
+) -> None:
+    data = tmp_path / "dynalite"
+    with offline(data, clock, players=2, seed=FIRST_TO_PLAY, turn_clock="off") as table:
+        game = table.record().game
+        assert game is not None and game.clock == 0 and game.deadline is None
+        screen = table.screen()
+        assert "Turn clock: off, take your time" in screen and "⏱" not in screen
+    # Resumed, with options that ask for a clock: the saved game goes on as it is, and says so.
+    with offline(data, clock, turn_clock="60") as table:
+        screen = table.screen()
+        assert "Resumed the saved game: 2 players, in English, no turn clock." in screen
+        assert "You asked for 2 players, in English, a 60 s turn clock: add --new" in screen
+        game = table.record().game
+        assert game is not None and game.clock == 0
+
+
+# --- the terminal, as a person types at it ---------------------------------------------------
+
+
+class Terminal:
+    """The person's side of a pseudo-terminal: keys typed, and the screens drawn on it."""
+
+    def __init__(self, master: int) -> None:
+        self.master = master
+        self.output = ""
+
+    def keys(self, text: str) -> None:
+        os.write(self.master, text.encode())
+
+    def _read(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select([self.master], [], [], left)
+            if ready:
+                self.output += os.read(self.master, 65536).decode(errors="replace")
+
+    def screen(self) -> str:
+        """The latest whole screen drawn (the terminal clears itself before each)."""
+        return self.output.rpartition("\x1b[H\x1b[2J")[2]
+
+    def screen_when(self, condition: Callable[[str], bool], timeout: float = 20.0) -> str:
+        """Waits (for the thread drawing it, not for the game's time) until the latest whole
+        screen, prompt included, satisfies `condition`."""
+        deadline = time.monotonic() + timeout
+        while not ("\n> " in self.screen() and condition(self.screen())):
+            assert time.monotonic() < deadline, "never shown:\n" + self.screen()
+            self._read(0.05)
+        return self.screen()
+
+    def quiet(self, seconds: float = 0.5) -> str:
+        """What is drawn in the next `seconds`."""
+        before = len(self.output)
+        self._read(seconds)
+        return self.output[before:]
+
+
+def selected(screen: str) -> list[str]:
+    return re.findall(r"✓(\S+)", screen)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a pseudo-terminal")
+def test_typed_10_play_7h_press_only_what_they_name_through_a_terminal(
+    tmp_path: Path, clock: Clock
+) -> None:
+    master, slave = pty.openpty()
+    with (
+        offline(tmp_path / "dynalite", clock, players=2, seed=FIRST_TO_PLAY) as table,
+        open(slave, encoding="utf-8", closefd=False) as stdin,
+        open(slave, "w", encoding="utf-8", closefd=False) as stdout,
+    ):
+        game = table.record().game
+        assert game is not None and game.awaited == PERSON and game.rank == 0
+        held = hand(table)
+        assert [c for c in held if c.startswith("10")] == ["10♣"] and "7♥" in held
+        drawing = threading.Thread(
+            target=run_terminal, args=(table, Interrupts(), stdin, stdout), kwargs={"wait": 0.02}
+        )
+        drawing.start()
+        term = Terminal(master)
+        try:
+            # The first screen: how to play, what the clock is, how to turn it off.
+            first = lines(term.screen_when(lambda s: "Welcome" in s))
+            assert "Type your cards, then play: 10 7h play" in first
+            assert "Turn clock: 90 s to play, counted down by ⏱ beside “plays by”." in first
+            assert "No clock: /stop, /settings off, then n (or start with --clock off)." in first
+            assert "plays by" in first and "⏱ 1:30" in first
+            # The countdown moves with the clock.
+            clock.advance(30)
+            assert "⏱ 1:00 to play" in term.screen_when(lambda s: "⏱ 1:00" in s)
+
+            # Keys are a line being typed: "1" then "0" press nothing...
+            term.keys("1")
+            term.keys("0")
+            drawn = term.quiet()
+            assert "> 10" in drawn and not selected(term.screen())
+            # ...and the line is the 10 of the hand, nothing else.
+            term.keys("\r")
+            screen = term.screen_when(lambda s: bool(selected(s)))
+            assert selected(screen) == ["10♣"]
+            assert "means nothing" not in screen and "no card" not in screen
+
+            # A word is a word: play plays, and shouts at nobody.
+            term.keys("play\r")
+            screen = term.screen_when(lambda s: "Your hand · 25 cards" in s)
+            assert not selected(screen) and "Called: 1 × A (Ann)" in screen
+
+            # A card and its suit, typed off turn: selected, alone.
+            term.keys("7h\r")
+            assert selected(term.screen_when(lambda s: bool(selected(s)))) == ["7♥"]
+
+            # A line with a word that means nothing changes nothing, and says what would.
+            term.keys("7c xyz\r")
+            screen = lines(term.screen_when(lambda s: "means nothing" in s))
+            assert "“xyz” means nothing here. Type cards (10, 7h, #3) then play" in screen
+            assert selected(screen) == ["7♥"]
+
+            term.keys("q\r")
+            drawing.join(timeout=10)
+            assert not drawing.is_alive()
+        finally:
+            if drawing.is_alive():
+                term.keys("\x04")
+                drawing.join(timeout=10)
+            os.close(master)
+            os.close(slave)
+        game = table.record().game
+        assert game is not None and game.plays == 1
+        seat = game.ids.index(PERSON)
+        assert game.last is not None and game.last.seat == seat
+        assert game.last.cards == 1 << parse_card("10♣"), "the 10 alone"
+        assert game.bullets[seat] == 3 and game.shouted is None, "no Liar! was shouted"
+        assert [c for c in hand(table) if c.lstrip("✓").startswith("10")] == []
 
 
 def test_long_polling_hands_each_update_to_the_webhook_handler_and_performs_its_reply(
@@ -266,6 +468,20 @@ def test_ctrl_c_stops_the_offline_table_and_all_it_started(tmp_path: Path) -> No
         process.stdin.flush()
         ctrl_c(process, output)
     assert (tmp_path / "offline.log").exists()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="process groups")
+def test_ctrl_d_leaves_the_offline_table_saying_the_game_is_kept(tmp_path: Path) -> None:
+    args = ["--players", "2", "--data", str(tmp_path / "dynalite")]
+    with runner(args, base_env()) as (process, output):
+        wait_for(lambda: "Your hand" in "".join(output))
+        assert process.stdin is not None
+        process.stdin.close()  # the end of the input, as Ctrl-D on an empty line
+        assert process.wait(timeout=15) == 0
+        time.sleep(0.1)
+        text = "".join(output)
+        assert "The game is saved: python3 infra/dev.py play resumes it" in text, text
+        assert "Traceback" not in text
 
 
 @pytest.mark.skipif(os.name != "posix", reason="process groups")

@@ -4,6 +4,7 @@ template's own promises (arm64, secrets only in SSM, least-privilege SSM access,
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import threading
@@ -15,7 +16,7 @@ import pytest
 from moto import mock_aws
 
 from handlers import custom_resource
-from infra.dynalite import Dynalite
+from infra.dynalite import Dynalite, FolderInUse
 from infra.table import (
     TEMPLATE,
     create_queue,
@@ -459,3 +460,18 @@ def test_dynalite_stops_even_when_the_block_raises():
         raise RuntimeError("boom")
     assert process is not None and process.poll() is not None
     assert not server.running
+
+
+@needs_node
+@pytest.mark.skipif(os.name != "posix", reason="the folder's lock is POSIX's flock")
+def test_a_second_dynalite_on_the_same_folder_is_refused_before_it_starts(tmp_path):
+    with Dynalite(path=tmp_path / "db") as first:
+        second = Dynalite(path=tmp_path / "db")
+        with pytest.raises(FolderInUse) as refused:
+            second.start()
+        assert refused.value.path == tmp_path / "db"
+        assert second._process is None, "no second server was spawned"
+        assert first.running
+    # Once the first is stopped, the folder is free again.
+    with Dynalite(path=tmp_path / "db") as again:
+        assert again.running

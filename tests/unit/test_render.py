@@ -320,15 +320,49 @@ def test_the_copied_glossaries_are_the_users_own(lang: str) -> None:
     assert (GLOSSARIES / name).read_bytes() == (SEEDS / name).read_bytes()
 
 
+def term(lang: str, english: str) -> str:
+    """The glossary's word in `lang` for the English term (the glossaries list them in order)."""
+    return dict(zip(GLOSSARY["en"], GLOSSARY[lang], strict=True))[english]
+
+
+# The glossary's site (pearls, leaderboard, experience) means nothing in a Telegram group.
 SITE_WORDS = {"en": ("pearl", "leaderboard", "experience"), "ar": ("لآلئ", "لوحة الصدارة", "خبرة")}
+NOTHING_SCORED = {"en": "Nothing is scored beyond the Final ranking.", "ar": "غير الترتيب النهائي"}
 
 
 @pytest.mark.parametrize("lang", ["en", "ar"])
-def test_the_site_words_appear_only_to_say_a_game_earns_none(lang: str) -> None:
+def test_r16_the_rules_end_saying_nothing_is_scored_beyond_the_final_ranking(lang: str) -> None:
     for key, value in entries(lang).items():
         for form in forms(value):
-            found = [w for w in SITE_WORDS[lang] if w in form.lower()]
-            assert found == ([] if key != "rules" else list(SITE_WORDS[lang])), key
+            assert not [w for w in SITE_WORDS[lang] if w in form.lower()], key
+    last = plain(t(lang, "rules")).split("\n")[-1]
+    assert NOTHING_SCORED[lang] in last
+    assert term(lang, "Final ranking") in last
+
+
+# What the letters V, D and R stand for, in the reader's words (R2), said once: in /rules.
+RANK_WORDS = {
+    "en": ("Valet", "Dame", "Roi", "Jack", "Queen", "King"),
+    "ar": ("الآس", "الولد", "الدامة", "الملك"),
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "ar"])
+def test_r2_the_rules_say_once_what_v_d_and_r_are(lang: str) -> None:
+    line = next(x for x in plain(t(lang, "rules")).split("\n") if "V" in x and "R" in x)
+    assert line.startswith("• " + term(lang, "Expected rank") + ": A")
+    for word in RANK_WORDS[lang]:
+        assert word in line, word
+        explained = [k for k, v in entries(lang).items() if any(word in f for f in forms(v))]
+        assert explained == ["rules"], word
+
+
+@pytest.mark.parametrize("lang", ["en", "ar"])
+def test_your_turn_says_the_cards_are_called_as_the_expected_rank_not_under_it(lang: str) -> None:
+    line = plain(t(lang, "hand_your_turn", rank="3"))
+    assert " under " not in line
+    assert {"en": "called as 3", "ar": "تُعلَن على أنها 3"}[lang] in line
+    assert {"en": "play", "ar": "ضع"}[lang] in line  # the glossary's Play
 
 
 def test_rank_letters_and_digits_stay_latin_in_arabic() -> None:
@@ -599,7 +633,7 @@ def test_the_hand_shows_its_owners_cards_sorted_by_rank_in_rows_of_six() -> None
     ]
     assert lines_of(screen) == [
         "Your hand · 9 cards",
-        "Your turn: play 1 to 4 cards under 7.",
+        "Your turn: play 1 to 4 cards. They are called as 7, true or not.",
         "Tap cards to select them, then Play.",
     ]
     assert buttons(screen)[-1][1] == Press(Kind.PLAY, CHAT, GAME_ID, 0, cards=cards("7♦ 7♣"))
@@ -1204,3 +1238,21 @@ def check_hand(game: Game, seat: int, player: int, lang: str, now: float) -> Non
         assert game.phase in (Phase.LOBBY, Phase.OVER) or seat in game.out or held == 0
     if game.phase is Phase.OVER or seat in game.out:
         assert screen.buttons == ()
+
+
+@pytest.mark.parametrize("lang", SUPPORTED)
+def test_r13_a_final_play_says_others_may_shout_only_when_someone_else_can(lang: str) -> None:
+    def final_screen(*hands: str, bullets: list[int]) -> str:
+        game = dataclasses.replace(dealt(*hands, rank="5"), bullets=bullets)
+        game, events = apply(game, Play(1, cards("5♠ 5♥")), T0)
+        (screen,) = moments.moments(events, game, PLACE, lang, T0)
+        return screen.text
+
+    others = t(lang, "final_others")
+    four = ("5♠ 5♥", "3♠ 4♠", "6♠ 7♠", "8♠")
+    # Two players: the decider is the only one who may shout.
+    assert others not in final_screen("5♠ 5♥", "3♠ 4♠", bullets=[3, 3])
+    # Four, but the two who watch have no bullet left.
+    assert others not in final_screen(*four, bullets=[3, 3, 0, 0])
+    # One of them has a bullet: the line is true.
+    assert others in final_screen(*four, bullets=[3, 3, 0, 1])

@@ -1,0 +1,174 @@
+"""What a line typed at the offline table means: cards by what they are, words for buttons.
+
+A line is read whole, then read word by word; nothing is done unless every word means
+something, so a typo changes nothing and is answered with what would have worked.
+
+    10  7  7h  7♥  R♥  K♥  as      a card by what it is: a rank, then a suit if you like
+    #3                             the third card of your hand, as the screen shows it
+    play  liar  stand  end         the buttons of the game (p, l, s, e for short)
+    join  start  leave  b1 ...     the other buttons, by the word shown beside them
+    new (n)  help (h, ?)  quit (q)
+
+A rank alone takes a card of that rank not yet chosen; "7 7" takes two sevens. The ranks
+are the game's (A, 2-10, V, D, R) and the English letters J, Q and K read as V, D and R.
+Suits: ♠ ♥ ♦ ♣, or s h d c. Arabic-Indic digits read as digits, and a button's name in any
+language the bot speaks ("Let it stand", "كاذب!") as its word, given those names. Standard
+library only, and nothing here knows the bot: `infra/terminal.py` gives the names and presses
+what a line resolves to.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from engine.cards import RANKS, SUITS, parse_card, rank_of, suit_of
+
+# The words of the game's buttons, by the word the screen shows beside each; then their short forms.
+ACTION_WORDS = ("play", "liar", "stand", "end", "join", "start", "leave")
+TABLE_WORDS = ("new", "help", "quit")
+ALIASES = {
+    "p": "play",
+    "l": "liar",
+    "liar!": "liar",
+    "s": "stand",
+    "e": "end",
+    "n": "new",
+    "h": "help",
+    "?": "help",
+    "q": "quit",
+    "exit": "quit",
+}
+_RANK_LETTERS = {"J": "V", "Q": "D", "K": "R"}
+_SUIT_LETTERS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣", "♤": "♠", "♡": "♥", "♢": "♦", "♧": "♣"}
+_DIGITS = str.maketrans("٠١٢٣٤٥٦٧٨٩۰۱۲۳۴۵۶۷۸۹", "01234567890123456789")
+_SEPARATORS = re.compile(r"[\s,;]+")
+_BUTTON_KEY = re.compile(r"b\d{1,2}")
+HOW = "cards (10, 7h, #3) then play; or liar, stand, end; help"
+
+
+@dataclass(frozen=True)
+class Card:
+    """A card by what it is: `rank` an index into RANKS, `suit` into SUITS or None (any)."""
+
+    rank: int
+    suit: int | None
+    text: str  # as typed, for the answer when it is not in the hand
+
+    @property
+    def name(self) -> str:
+        return RANKS[self.rank] + (SUITS[self.suit] if self.suit is not None else "")
+
+
+@dataclass(frozen=True)
+class Position:
+    """The `number`th card of the hand (from 1), as the screen shows the hand."""
+
+    number: int
+
+
+@dataclass(frozen=True)
+class Word:
+    """A button's word (ACTION_WORDS, or "b1"...), or one of the table's own (TABLE_WORDS)."""
+
+    word: str
+
+
+Token = Card | Position | Word
+
+
+class Meaningless(ValueError):
+    """A word of the line means nothing: `word` is it."""
+
+    def __init__(self, word: str) -> None:
+        super().__init__(f"“{word}” means nothing here. Type {HOW}.")
+        self.word = word
+
+
+def card_of(word: str) -> Card | None:
+    """`word` as a card: "10", "7h", "R♥", "k♥", "as"; None when it is not one."""
+    text = word.translate(_DIGITS).upper()
+    for rank_text in sorted({*RANKS, *_RANK_LETTERS}, key=len, reverse=True):
+        if not text.startswith(rank_text):
+            continue
+        rank = RANKS.index(_RANK_LETTERS.get(rank_text, rank_text))
+        rest = text[len(rank_text) :]
+        if not rest:
+            return Card(rank, None, word)
+        suit = _SUIT_LETTERS.get(rest, rest)
+        if suit in SUITS:
+            return Card(rank, SUITS.index(suit), word)
+    return None
+
+
+def name_key(name: str) -> str:
+    """A button's name as it is looked up: "Liar!" and "liar", "كاذب!" and "كاذب" are one."""
+    return " ".join(name.casefold().strip(" !؟?:").split())
+
+
+def parse(line: str, names: Mapping[str, str] | None = None) -> list[Token]:
+    """The words of `line`, each read as a word of the game, a card or a position. `names`:
+    the buttons' names as they read in every language ("let it stand", "ترك الأمر", by
+    `name_key`) and the word each stands for ("stand"). Raises `Meaningless` at the first
+    word that is none of them: then nothing of the line is done."""
+    names = names or {}
+    text = line.strip()
+    for name, meant in sorted(names.items(), key=lambda item: -len(item[0])):
+        if " " in name:  # a name of several words, read as one word
+            text = re.sub(rf"(?<!\S){re.escape(name)}[!؟?]?(?!\S)", meant, text, flags=re.I)
+    tokens: list[Token] = []
+    for raw in _SEPARATORS.split(text):
+        if not raw:
+            continue
+        word = raw.casefold()
+        word = ALIASES.get(word) or names.get(name_key(raw)) or word
+        if word in ACTION_WORDS or word in TABLE_WORDS or _BUTTON_KEY.fullmatch(word):
+            tokens.append(Word(word))
+            continue
+        if word.startswith("#") and word[1:].translate(_DIGITS).isdecimal():
+            tokens.append(Position(int(word[1:].translate(_DIGITS))))
+            continue
+        card = card_of(raw)
+        if card is None:
+            raise Meaningless(raw)
+        tokens.append(Card(card.rank, card.suit, raw))
+    return tokens
+
+
+class NotInHand(ValueError):
+    """A card or position of the line names no card of the hand (or more than it holds)."""
+
+
+def choose(tokens: list[Token], hand: list[str]) -> list[int | None]:
+    """The cards the line's card and position words take, by index into `hand` (the card
+    buttons' labels in screen order, "✓" marking a selected one); None for the other words.
+    A rank alone takes the first card of that rank not yet taken by the line, one not selected
+    before the others (so "7" selects a seven, and a second "7" another). Raises `NotInHand`
+    with a short reason when one names no card that is left."""
+    cards = [parse_card(label.removeprefix("✓")) for label in hand]
+    selected = [label.startswith("✓") for label in hand]
+    taken: set[int] = set()
+    chosen: list[int | None] = []
+    for token in tokens:
+        if isinstance(token, Position):
+            index = token.number - 1
+            if not 0 <= index < len(cards) or index in taken:
+                raise NotInHand(f"Your hand has no card #{token.number}: it holds {len(cards)}.")
+        elif isinstance(token, Card):
+            fits = [
+                i
+                for i, c in enumerate(cards)
+                if i not in taken
+                and rank_of(c) == token.rank
+                and (token.suit is None or suit_of(c) == token.suit)
+            ]
+            if not fits:
+                raise NotInHand(f"You hold no {token.name} (“{token.text}”) to choose.")
+            index = min(fits, key=lambda i: selected[i])
+        else:
+            chosen.append(None)
+            continue
+        taken.add(index)
+        chosen.append(index)
+    return chosen
