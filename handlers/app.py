@@ -146,11 +146,9 @@ class MenteurBot(Service):
             case Kind.TOGGLE:
                 return await self._toggle(query, press, lang)
             case Kind.JOIN:
-                username = await questions.username(self.bot)
-                place = Place(press.chat, press.game, press.topic)
-                link = acts.deep_link(username, acts.SEAT, place)
-                joined = Outcome(Via.PRESS, Result.APPLIED, action="join")
-                return await self._answer(joined, Answer(query.id, url=link))
+                return await self._join(update_id, query, press, lang)
+            case Kind.AGAIN:
+                return await self._again(update_id, query, press, lang)
             case Kind.LANGUAGE:
                 admin = await questions.is_admin(self.bot, press.chat, user.id)
                 act = lobby.SetLanguage(press.number, user.id, admin, lang)
@@ -188,6 +186,43 @@ class MenteurBot(Service):
         act = acts.PlayerMove(move, press.game, lang)
         return await self.transact(
             press.chat, update_id, act, topic=press.topic, query=query, action=type(move).__name__
+        )
+
+    async def _join(self, update_id: int, query: CallbackQuery, press: Press, lang: str) -> Outcome:
+        """Join: a member of the group whom the bot may already write to in private is seated
+        at once; anyone else is answered with the link whose Start seats them (and checks)."""
+        user = query.from_user
+        if await questions.reachable(self.bot, user.id):
+            where = await questions.standing(self.bot, press.chat, user.id)
+            if where in (Standing.ADMIN, Standing.MEMBER):
+                act = lobby.QuickSeat(user.id, display_name(user), press.game, lang)
+                return await self.transact(
+                    press.chat, update_id, act, topic=press.topic, query=query, action="join"
+                )
+        username = await questions.username(self.bot)
+        place = Place(press.chat, press.game, press.topic)
+        link = acts.deep_link(username, acts.SEAT, place)
+        joined = Outcome(Via.PRESS, Result.APPLIED, action="join")
+        return await self._answer(joined, Answer(query.id, url=link))
+
+    async def _again(
+        self, update_id: int, query: CallbackQuery, press: Press, lang: str
+    ) -> Outcome:
+        """Play again: only for members of the group, asked before the transaction."""
+        user = query.from_user
+        where = await questions.standing(self.bot, press.chat, user.id)
+        if where not in (Standing.ADMIN, Standing.MEMBER):
+            why = Why.NOT_MEMBER if where is Standing.OUTSIDER else Why.MEMBER_UNKNOWN
+            refusal = Outcome(Via.PRESS, Result.REFUSED, why, chat=press.chat, action="again")
+            return await self._answer(refusal, Answer(query.id, t(lang, why.value)))
+        reachable = await questions.reachable(self.bot, user.id)
+        new_id = self.game_ids.randrange(callbacks.GAME_IDS.start, callbacks.GAME_IDS.stop)
+        username = await questions.username(self.bot)
+        act = lobby.PlayAgain(
+            user.id, display_name(user), press.game, lang, reachable, new_id, username
+        )
+        return await self.transact(
+            press.chat, update_id, act, topic=press.topic, query=query, action="again"
         )
 
     async def _toggle(self, query: CallbackQuery, press: Press, lang: str) -> Outcome:

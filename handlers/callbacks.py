@@ -43,6 +43,7 @@ class Kind(StrEnum):
     REMOVE = "r"  # take a computer player off the lobby's table: `number` is N of "Robot N"
     VOTE = "v"  # End game: a vote to end the game, which lasts until the end (`number` is 0)
     CLOCK = "c"  # the chat's turn clock (R20): `number` is the seconds, 0 for none
+    AGAIN = "a"  # Play again, on the end message: the next game, in the same chat
 
 
 class BadCallback(ValueError):

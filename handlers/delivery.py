@@ -16,6 +16,8 @@ from handlers.screens import Edit, EditButtons, Request, Screen, Send
 from handlers.store import Record
 from handlers.text import t
 
+# A person who pressed a button this long ago is still looking at the bot: no turn ping.
+LOOKING_SECONDS = 5.0
 GROUP_SENDS_PER_MINUTE = 18  # Telegram allows about 20 messages a minute into one group
 SEND_WINDOW = 60.0
 
@@ -86,7 +88,9 @@ def screens(
     if decision.silent:
         requests = [r for r in requests if getattr(r, "chat_id", None) != chat]
         return requests + hand_requests(record, changed_hands(before, record, now))
-    table = render.table(game, record.place, record.lang, now, record.note)
+    table = render.table(
+        game, record.place, record.lang, now, record.note, not_back=record.not_back()
+    )
     if record.table_msg is None or decision.table_again:
         requests.append(Send(chat, table, "table", thread))
         if record.table_msg is not None:
@@ -94,7 +98,11 @@ def screens(
             requests.append(EditButtons(chat, record.table_msg, (), after="table"))
     else:
         requests.append(Edit(chat, record.table_msg, table, "table", thread))
-    requests += [Send(chat, screen, "final" if screen.buttons else None, thread) for screen in told]
+    # A final play's buttons are taken off once it is settled; the end's Play again stays.
+    final = game.phase is not Phase.OVER
+    requests += [
+        Send(chat, screen, "final" if screen.buttons and final else None, thread) for screen in told
+    ]
     # The final play is settled: its buttons go. A retried update or a redraw cannot tell
     # whether the first delivery took them off, so it does again ("not modified" is success).
     settled = before is not None and before.phase is Phase.DECIDE
@@ -111,7 +119,41 @@ def screens(
         requests += hand_requests(record, hand_screens(record, set(game.ids), now))
     elif decision.write:
         requests += hand_requests(record, changed_hands(before, record, now))
+        requests += turn_ping(before, record, now)
     return requests
+
+
+def turn_ping(before: Game | None, record: Record, now: float) -> list[Request]:
+    """A short private line to the person whose turn (to play, or to decide on a final play)
+    this write brought: a new message notifies their phone, where the hand's edit does not. The
+    hand stays the one message with buttons, edited in place, so a line that fails to arrive
+    loses nothing. Once a turn; none to someone who pressed a button in the last
+    `LOOKING_SECONDS` (they are looking already), nor when a game starts (the hands are new
+    messages then)."""
+    game = record.game
+    running = (Phase.PLAY, Phase.DECIDE)
+    if game is None or before is None or before.phase not in running or game.phase not in running:
+        return []
+    player = game.awaited
+    if player is None or player < 0 or (player, game.phase) == (before.awaited, before.phase):
+        return []
+    if player in record.unreachable:
+        return []
+    if now - record.looking.get(player, -LOOKING_SECONDS) < LOOKING_SECONDS:
+        return []
+    lang = record.lang_of(player)
+    if game.phase is Phase.DECIDE and game.last is not None:
+        finalist = render.name_of(game, game.ids[game.last.seat], lang)
+        text = t(lang, "ping_decide", group=record.title, player=finalist)
+    else:
+        text = t(lang, "ping_play", group=record.title)
+    return [Send(player, Screen(text))]
+
+
+def looking(record: Record, presser: int, now: float) -> dict[int, float]:
+    """Who pressed a button in the last `LOOKING_SECONDS`, with `presser` pressing now."""
+    recent = {p: at for p, at in record.looking.items() if now - at < LOOKING_SECONDS}
+    return recent | {presser: now}
 
 
 def clock_notices(record: Record, events: list[ev.Event]) -> list[Request]:

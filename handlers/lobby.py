@@ -79,6 +79,80 @@ class RemoveBot:
         return leave.decide(record, now)
 
 
+def seat_name(record: Record, name: str) -> str:
+    """A person's seat name: their cleaned name, or, when nothing of it was left, "Player N" in
+    the group's language, stored once like a computer player's name."""
+    return name or names.numbered(
+        lambda n: names.clean(t(record.lang, "player_name", n=n), names.NAME_LENGTH),
+        record.game.names if record.game else (),
+    )
+
+
+@record
+class QuickSeat:
+    """Join, pressed by a member of the group whom the bot may already write to in private
+    (`questions.reachable`): seated at once, with no trip through the private chat."""
+
+    user: int
+    name: str
+    game_id: int
+    lang: str
+
+    def decide(self, record: Record, now: float) -> Decision:
+        join = Join(self.user, seat_name(record, self.name))
+        decision = PlayerMove(join, self.game_id, self.lang).decide(record, now)
+        if decision.write:
+            record.langs[self.user] = self.lang
+            decision.reachable.add(self.user)
+            # Their hand will come in the private chat when the game starts.
+            decision.answer = t(self.lang, "seated_at_once")
+        return decision
+
+
+@record
+class PlayAgain:
+    """Play again, on the end message of game `game_id`. The first press opens the next game in
+    the same chat (and forum topic) with the same clock, the presser its opener, the last
+    game's computer players seated again; a press on it while that next game's lobby is open
+    takes a seat there. A presser the bot may write to in private (`reachable`) is seated at
+    once; anyone else is answered with the Join link. `new_id` is a random draw from
+    `GAME_IDS`, as /newgame's. Asked by a member of the group (checked before)."""
+
+    user: int
+    name: str
+    game_id: int
+    lang: str
+    reachable: bool
+    new_id: int
+    bot_username: str
+
+    def decide(self, record: Record, now: float) -> Decision:
+        last = record.game
+        if last is not None and self.game_id == record.game_id and last.phase is Phase.OVER:
+            open_game(record, self.user, self.new_id, last.clock, now)
+            lobby = record.game
+            assert lobby is not None
+            for player, name in zip(last.ids, last.names, strict=True):
+                if player < 0:  # the computer players, seated again as they were
+                    lobby, _ = apply(lobby, Join(player, name), now)
+            record.game = lobby
+            decision = self._take_seat(record, now)
+            decision.write = decision.new_game = True
+            return decision
+        game = record.game
+        if game is None or game.phase is Phase.OVER or self.game_id != record.previous:
+            return refused(t(self.lang, "old_game"), Why.OLD_GAME, None)
+        if game.phase is not Phase.LOBBY:
+            return refused(t(self.lang, "game_running"), Why.GAME_RUNNING, None)
+        return self._take_seat(record, now)
+
+    def _take_seat(self, record: Record, now: float) -> Decision:
+        if self.reachable:
+            seat = QuickSeat(self.user, self.name, record.game_id, self.lang)
+            return seat.decide(record, now)
+        return Decision(link=deep_link(self.bot_username, SEAT, record.place))
+
+
 @record
 class Seat:
     """/start in private, from the Join button's link: seat the player at that table.
@@ -93,11 +167,7 @@ class Seat:
     lang: str
 
     def decide(self, record: Record, now: float) -> Decision:
-        name = self.name or names.numbered(
-            lambda n: names.clean(t(record.lang, "player_name", n=n), names.NAME_LENGTH),
-            record.game.names if record.game else (),
-        )
-        join = PlayerMove(Join(self.user, name), self.game_id, self.lang)
+        join = PlayerMove(Join(self.user, seat_name(record, self.name)), self.game_id, self.lang)
         decision = join.decide(record, now)
         private = Screen(decision.refusal or t(self.lang, "join_in_private", group=record.title))
         decision.extra.append(Send(self.user, private))
@@ -113,8 +183,9 @@ class NewGame:
     """/newgame: a new lobby, unless a game is running. `game_id` is a random draw from
     `callbacks.GAME_IDS`; should it be the id of the game it replaces, the next one is taken.
     `lang` is the opener's, when their app gave one. `clock` (`/newgame 60`) is R20's seconds
-    for this game only (its opener's choice; the chat's setting, for the next games, is
-    /settings', the opener's or an admin's); None takes the chat's."""
+    for this game only (its opener's choice; the chat's setting, for the next games, is an
+    admin's, through /settings); None takes the chat's. A game opens in the chat's language,
+    whatever the last game's opener chose for theirs."""
 
     opener: int
     title: str
@@ -133,18 +204,28 @@ class NewGame:
             # The last game spoke its opener's choice: this one speaks the chat's again.
             record.lang, record.later_lang = record.later_lang, None
         clock = record.clock if self.clock is None else self.clock
-        record.game = open_table(self.opener, now, clock=clock)
-        record.reminded = None  # moments count from 0 again
-        ids = GAME_IDS
-        record.game_id = (
-            self.game_id
-            if self.game_id != record.game_id
-            else ids.start + (self.game_id - ids.start + 1) % len(ids)
-        )
+        open_game(record, self.opener, self.game_id, clock, now)
         record.title = names.title(self.title)
-        record.note = None
-        record.langs = {}
         return Decision(write=True, new_game=True)
+
+
+def open_game(record: Record, opener: int, game_id: int, clock: int, now: float) -> None:
+    """A new lobby in the record, whose game id is `game_id` (the next one, should it be the
+    current game's). The people of the game it follows are kept, for its table to say who has
+    not come back yet, and that game's id, whose Play again then seats them."""
+    last = record.game
+    record.previous = record.game_id
+    record.last = (
+        {} if last is None else {p: n for p, n in zip(last.ids, last.names, strict=True) if p > 0}
+    )
+    record.game = open_table(opener, now, clock=clock)
+    record.reminded = None  # moments count from 0 again
+    ids = GAME_IDS
+    record.game_id = (
+        game_id if game_id != record.game_id else ids.start + (game_id - ids.start + 1) % len(ids)
+    )
+    record.note = None
+    record.langs = {}
 
 
 @record

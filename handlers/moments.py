@@ -26,7 +26,7 @@ def moments(
     """New group messages, in order: a challenge, a final play, a decision passed on, the end.
 
     A final play's message (and a passed decision's) carries Liar! and Let it stand for that
-    play; the bot takes them off once the play is settled.
+    play; the bot takes them off once the play is settled. The end carries Play again.
     """
     screens = []
     for i, event in enumerate(events):
@@ -42,13 +42,19 @@ def moments(
                 buttons = _decision_buttons(lang, place, game.plays)
                 screens.append(Screen(block(lang, lines), buttons))
             case ev.Won():
-                screens.append(Screen(block(lang, _won(event, events[:i], game, lang, now))))
+                lines = _won(event, events[:i], game, lang, now)
+                screens.append(Screen(block(lang, lines), _again_button(lang, place)))
             case ev.Stopped():
                 lines = [t(lang, "title_stopped"), _stopped(event, game, lang)]
                 v = view(game, None, now)
                 lines += _reveal(game, v, [s.player for s in v.stats], lang)
-                screens.append(Screen(block(lang, lines)))
+                screens.append(Screen(block(lang, lines), _again_button(lang, place)))
     return screens
+
+
+def _again_button(lang: str, place: Place) -> Keyboard:
+    """The end message's Play again: the next game in the same chat, for the same people."""
+    return ((Button(t(lang, "btn_again"), place.data(Kind.AGAIN)),),)
 
 
 def _challenge(e: ev.Challenged, game: Game, lang: str) -> list[str]:

@@ -72,6 +72,8 @@ class Decision:
     new_game: bool = False
     events: list[Event] = field(default_factory=list)
     refusal: str | None = None  # the answer to a refused button, in the presser's language
+    answer: str | None = None  # the answer to a button that did what it says, if it has one
+    link: str | None = None  # a t.me link the button's answer opens (Join, Play again)
     result: Result = Result.APPLIED
     reason: Reason | None = None
     extra: list[Request] = field(default_factory=list)  # sent along with the screens

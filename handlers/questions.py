@@ -1,5 +1,6 @@
 """What the bot asks Telegram, as opposed to what it sends (`handlers.telegram_io`): where a
-user stands in a group, and the bot's own username. Neither ever raises.
+user stands in a group, whether the bot may write to them in private, and the bot's own
+username. None ever raises.
 """
 
 from __future__ import annotations
@@ -47,6 +48,16 @@ async def standing(bot: telegram.Bot, chat_id: int, user_id: int) -> Standing:
 async def is_admin(bot: telegram.Bot, chat_id: int, user_id: int) -> bool:
     """Whether the user administers the chat; False when Telegram cannot tell."""
     return await standing(bot, chat_id, user_id) is Standing.ADMIN
+
+
+async def reachable(bot: telegram.Bot, user_id: int) -> bool:
+    """Whether the bot may write to the user in private: they started it once and have not
+    blocked it. Asked by showing "typing" in that chat (nothing is sent, nothing stays), which
+    Telegram refuses with a 403 otherwise; False too when Telegram does not answer."""
+    try:
+        return bool(await bot.send_chat_action(user_id, "typing"))
+    except TelegramError:
+        return False
 
 
 # By base URL (server and token): a bot's name never changes while it runs, and a Lambda

@@ -30,7 +30,7 @@ from engine.state import MAX_PLAY
 from handlers import names
 from handlers.callbacks import NO_RANK, Kind, Place, Press, encode, toggles
 from handlers.screens import Button, Keyboard, Screen, time_of_day, timed
-from handlers.text import block, t, tn
+from handlers.text import block, isolate, t, tn
 
 ROW = 6  # card buttons per row: 51 cards (the most a hand can hold) take 9 rows
 REFUSAL_LENGTH = 200  # Telegram's limit for a callback answer
@@ -62,12 +62,21 @@ def _dots(bullets: int) -> str:
 # --- the table: one group message, edited in place -------------------------------------------
 
 
-def table(game: Game, place: Place, lang: str, now: float, note: str | None = None) -> Screen:
+def table(
+    game: Game,
+    place: Place,
+    lang: str,
+    now: float,
+    note: str | None = None,
+    *,
+    not_back: Sequence[str] = (),
+) -> Screen:
     """The group's table: the lobby, the running game (UI.md), or the end and its ranking; its
-    buttons lead to the game at `place`."""
+    buttons lead to the game at `place`. A lobby names the people of the last game who have
+    not come back yet (`not_back`)."""
     v = view(game, None, now)
     if v.phase is Phase.LOBBY:
-        return _lobby(game, v, place, lang, note)
+        return _lobby(game, v, place, lang, note, not_back=not_back)
     if v.phase is Phase.OVER:
         return _over(game, v, lang, note)
     title = (
@@ -121,7 +130,9 @@ def table(game: Game, place: Place, lang: str, now: float, note: str | None = No
     return timed(block(lang, lines), tuple(rows))
 
 
-def _lobby(game: Game, v: View, place: Place, lang: str, note: str | None) -> Screen:
+def _lobby(
+    game: Game, v: View, place: Place, lang: str, note: str | None, *, not_back: Sequence[str]
+) -> Screen:
     """Who sits at the table; Join, Leave, and Start once it can start; a button per computer
     player to take it off (its press is checked: the opener or an admin)."""
     lines = [t(lang, "title_lobby"), t(lang, "lobby_limits"), clock_line(v.clock, lang), ""]
@@ -133,6 +144,11 @@ def _lobby(game: Game, v: View, place: Place, lang: str, note: str | None) -> Sc
         ]
     else:
         lines.append(t(lang, "lobby_empty"))
+    if not_back:
+        # Each name isolated on its own (a placeholder would isolate the list as one): a list
+        # may mix scripts.
+        listed = t(lang, "list_separator").join(isolate(name) for name in not_back)
+        lines.append(f"{t(lang, 'lobby_not_back')} {listed}")
     if note:
         lines += ["", note]
     buttons = [

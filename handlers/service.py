@@ -154,6 +154,8 @@ class Service:
                 break
             if update_id is not None:
                 record.updates = [*record.updates, update_id]  # the store keeps the latest
+            if query is not None and decision.write:
+                record.looking = delivery.looking(record, query.from_user.id, now)
             record.writer = f"{self._writer}.{next(self._writes):x}"
             previous_due = record.due
             record.due = timing.next_due(record, self.idle_expiry)
@@ -181,7 +183,8 @@ class Service:
                 presser = {query.from_user.id}
                 drawn = delivery.hand_screens(record, presser, now)
                 requests += delivery.hand_requests(record, drawn)
-            outcome.reply = self.reply_or_request(Answer(query.id, decision.refusal), requests)
+            answer = Answer(query.id, decision.refusal or decision.answer, decision.link)
+            outcome.reply = self.reply_or_request(answer, requests)
         sent = await telegram_io.deliver(self.bot, requests)
         outcome.telegram_requests = sent.requests
         await self._learn(record, decision, sent)

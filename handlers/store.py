@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from engine import CLOCK_DEFAULT, Game, decode, encode
+from engine import CLOCK_DEFAULT, Game, Phase, decode, encode
 from handlers.callbacks import Place
 from handlers.names import TITLE_LENGTH
 
@@ -43,8 +43,15 @@ class Record:
     # games open with; and the moment whose reminder was sent (at most one a turn).
     clock: int = CLOCK_DEFAULT
     reminded: int | None = None
+    # Who pressed buttons that wrote in the last few seconds, and when: someone looking at the
+    # bot needs no ping when their turn comes (`delivery.turn_ping`).
+    looking: dict[int, float] = field(default_factory=dict)
     title: str = ""
     langs: dict[int, str] = field(default_factory=dict)  # player → language of their hand
+    previous: int = 0  # the id of the game before the current one (its Play again seats)
+    # The people of that game, id → seat name, while the current one is a lobby: its table
+    # says who has not come back yet.
+    last: dict[int, str] = field(default_factory=dict)
     note: str | None = None  # the table's line about the latest events, kept for re-renders
     updates: list[int] = field(default_factory=list)  # update ids already applied
     sends: list[float] = field(default_factory=list)  # times of recent new group messages
@@ -81,6 +88,12 @@ class Record:
             doc["rm"] = self.reminded
         if self.later_lang is not None:
             doc["ll"] = self.later_lang
+        if self.previous:
+            doc["pv"] = self.previous
+        if self.last and self.game is not None and self.game.phase is Phase.LOBBY:
+            doc["lp"] = [[p, name] for p, name in self.last.items()]
+        if self.looking:
+            doc["lk"] = [[p, round(at)] for p, at in self.looking.items()]
         return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
 
     def read_document(self, text: str) -> None:
@@ -97,6 +110,16 @@ class Record:
         self.clock = doc.get("c", CLOCK_DEFAULT)
         self.reminded = doc.get("rm")
         self.later_lang = doc.get("ll")
+        self.previous = doc.get("pv", 0)
+        self.last = dict(doc.get("lp", []))
+        self.looking = {p: float(at) for p, at in doc.get("lk", [])}
+
+    def not_back(self) -> tuple[str, ...]:
+        """The names of the people of the last game not seated in this lobby (none after it)."""
+        game = self.game
+        if game is None or game.phase is not Phase.LOBBY:
+            return ()
+        return tuple(name for p, name in self.last.items() if p not in game.ids)
 
     def lang_of(self, player: int) -> str:
         """The language of a player's private messages."""

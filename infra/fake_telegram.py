@@ -1060,6 +1060,7 @@ class FakeTelegram:
             "editmessagetext": self._edit_text,
             "editmessagereplymarkup": self._edit_markup,
             "getchatmember": self._get_chat_member,
+            "sendchataction": self._send_chat_action,
             "getupdates": self._get_updates,
             "setwebhook": self._set_webhook,
             "deletewebhook": self._delete_webhook,
@@ -1119,6 +1120,15 @@ class FakeTelegram:
         )
         self._chats.setdefault(chat_id, {})[message_id] = stored
         return stored
+
+    def _send_chat_action(self, params: dict[str, Any], at: float) -> bool:
+        """ "typing" and the like. A private chat the bot never wrote to answers 403 as for a
+        user who never started the bot: the fake sends there whatever it is asked to, so
+        having written there is what it knows of a Start."""
+        chat_id = self._chat_id(params)
+        if chat_id > 0 and not self._chats.get(chat_id):
+            raise _ApiError(403, CANT_INITIATE)
+        return True
 
     def _send_message(self, params: dict[str, Any], at: float) -> dict[str, Any]:
         chat_id = self._chat_id(params)

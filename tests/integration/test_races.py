@@ -650,7 +650,9 @@ def assert_screens_show(stack: Stack, chat: int, now: float) -> None:
     record = stack.record(chat)
     game = record.game
     assert game is not None
-    expected = render.table(game, record.place, record.lang, now, record.note)
+    expected = render.table(
+        game, record.place, record.lang, now, record.note, not_back=record.not_back()
+    )
     shown = stack.table_message(chat)
     assert shown.text == expected.text
     assert [b.get("callback_data") for b in _buttons(shown)] == [

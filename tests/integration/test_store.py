@@ -133,6 +133,27 @@ def test_r20_an_item_written_before_the_clock_reads_as_the_default() -> None:
     assert (old.clock, old.reminded) == (CLOCK_DEFAULT, None)
 
 
+def test_the_last_game_its_people_and_who_pressed_lately_are_read_back(store: Store) -> None:
+    record = a_record()
+    lobby = open_table(1, 0.0)
+    record.game, record.previous = lobby, 36**8 + 5
+    record.last, record.looking = {1: "Ann", 2: "Bob"}, {2: 100.0}
+    store.save(record, new_game=True)
+    again = store.load(CHAT)
+    assert (again.previous, again.last, again.looking) == (
+        36**8 + 5,
+        {1: "Ann", 2: "Bob"},
+        {2: 100.0},
+    )
+    assert again.not_back() == ("Ann", "Bob")
+    # Once the game starts, nobody is awaited back: the names are no longer written.
+    again.game, _ = apply(apply(lobby, Join(1, "Ann"), 0.0)[0], Join(2, "Bob"), 0.0)
+    again.game, _ = apply(again.game, Start(1, 3), 0.0)
+    store.save(again)
+    started = store.load(CHAT)
+    assert (started.last, started.not_back(), started.previous) == ({}, (), 36**8 + 5)
+
+
 def test_only_the_first_of_two_writers_from_one_version_wins(store: Store) -> None:
     store.save(a_record(), new_game=True)
     first, second = store.load(CHAT), store.load(CHAT)

@@ -109,10 +109,16 @@ class Table:
         return self.press_button(person, self.select(person, cards), Kind.PLAY)
 
     def join(self, person: Person) -> None:
-        """Join as a person does: the button, then Start in the private chat it opens."""
+        """Join as a person does: the button, then, unless it seated them at once (the bot may
+        write to them already), Start in the private chat it opens."""
         self.press_button(person, self.group_message_with(Kind.JOIN), Kind.JOIN)
-        url = self.tg.calls("answerCallbackQuery")[-1].params["url"]
-        self.say(person, "/start " + url.split("?start=")[1], chat=person.id)
+        self.start_from_link(person)
+
+    def start_from_link(self, person: Person) -> None:
+        """Start in the private chat, when the latest button's answer opened one."""
+        url = self.tg.calls("answerCallbackQuery")[-1].params.get("url")
+        if url is not None:
+            self.say(person, "/start " + url.split("?start=")[1], chat=person.id)
 
     # --- the store, white-box, for assertions -------------------------------------------------
 

@@ -166,7 +166,12 @@ class Scene:
         record = self.table.rt.store.load(chat)
         assert record.game is not None
         screen = render.table(
-            record.game, record.place, record.lang, self.table.clock.now, record.note
+            record.game,
+            record.place,
+            record.lang,
+            self.table.clock.now,
+            record.note,
+            not_back=record.not_back(),
         )
         return screen.text, [str(b.data) for row in screen.buttons for b in row]
 

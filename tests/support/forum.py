@@ -56,8 +56,7 @@ class Forum:
 
     def join(self, person: Person, topic: int | None) -> None:
         self.press_kind(person, self.table_message(topic), Kind.JOIN)
-        url = self.tg.calls("answerCallbackQuery")[-1].params["url"]
-        self.table.say(person, "/start " + url.split("?start=")[1], chat=person.id)
+        self.table.start_from_link(person)  # unless the bot could write to them already
 
     def open(self, topic: int | None, people: list[Person]) -> None:
         self.say(people[0], "/newgame", topic)

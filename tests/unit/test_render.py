@@ -60,7 +60,16 @@ PLACE = Place(CHAT, GAME_ID)
 NAMES = ("Ann", "شهد", "Bob", "Chloé", "دريس", "Emma", "فريد", "Gus")
 SUIT = re.compile("[♠♥♦♣]")
 CARD = re.compile(r"(?:10|[A2-9VDR])[♠♥♦♣]")
-GROUP_KINDS = {Kind.JOIN, Kind.LEAVE, Kind.START, Kind.SHOUT, Kind.STAND, Kind.REMOVE, Kind.VOTE}
+GROUP_KINDS = {
+    Kind.JOIN,
+    Kind.LEAVE,
+    Kind.START,
+    Kind.SHOUT,
+    Kind.STAND,
+    Kind.REMOVE,
+    Kind.VOTE,
+    Kind.AGAIN,
+}
 
 
 def catalogue_files() -> dict[str, dict[str, Any]]:

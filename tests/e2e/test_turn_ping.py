@@ -1,0 +1,87 @@
+"""Told when your turn comes: the person whose turn (to play, or to decide on a final play) a move
+brings gets one short private line, which notifies where the hand's edit does not; the hand
+stays the one message with buttons. Nobody is told twice a turn, and someone who pressed a
+button a moment ago is looking already."""
+
+from __future__ import annotations
+
+from engine import Phase
+from handlers.callbacks import Kind
+from handlers.delivery import LOOKING_SECONDS
+from handlers.text import t
+from tests.support import GROUP_TITLE, Person, by_id, people
+from tests.support.bot import Table, open_and_start, running_bot
+from tests.support.screens import buttons
+
+
+def with_buttons(table: Table, person: Person) -> list[int]:
+    """The ids of the messages in the person's private chat that carry buttons."""
+    return [m.message_id for m in table.tg.chat_messages(person.id) if buttons(m)]
+
+
+def sent_to(table: Table, person: Person) -> list[str]:
+    """The texts of the new messages sent into the person's private chat, in order."""
+    return [str(c.params.get("text")) for c in table.tg.calls("sendMessage", chat_id=person.id)]
+
+
+def test_the_person_whose_turn_comes_is_told_once_and_keeps_one_hand_with_buttons() -> None:
+    players = people(3)
+    ping = t("en", "ping_play", group=GROUP_TITLE)
+    with running_bot(seed=3) as table:
+        open_and_start(table, players)
+        for _ in range(4):
+            table.clock.advance(LOOKING_SECONDS)
+            mover = by_id(players, table.game().awaited)
+            nxt = by_id(players, table.game().ids[(table.game().ids.index(mover.id) + 1) % 3])
+            hand = table.record().hand_msgs[nxt.id]
+            before, mover_before = sent_to(table, nxt), sent_to(table, mover)
+            table.play(mover, {min(table.hand(mover))})
+            assert table.game().awaited == nxt.id
+            # One new message, which notifies; the hand is edited in place and keeps buttons.
+            assert sent_to(table, nxt) == [*before, ping]
+            assert table.record().hand_msgs[nxt.id] == hand
+            assert with_buttons(table, nxt) == [hand]
+            assert table.shown_hand(nxt) == table.hand(nxt)
+            assert sent_to(table, mover) == mover_before  # the mover is told nothing
+            # A /table in the group, or the timer, tells them nothing more that turn.
+            table.say(mover, "/table")
+            table.tick()
+            assert sent_to(table, nxt) == [*before, ping]
+
+
+def test_whoever_pressed_a_moment_ago_is_looking_and_gets_no_ping() -> None:
+    players = people(3)
+    with running_bot(seed=3) as table:
+        open_and_start(table, players)
+        table.clock.advance(LOOKING_SECONDS)
+        mover = by_id(players, table.game().awaited)
+        nxt = by_id(players, table.game().ids[(table.game().ids.index(mover.id) + 1) % 3])
+        # The next person votes (a press, written), then the turn comes to them at once.
+        table.press_button(nxt, table.group_message_with(Kind.VOTE), Kind.VOTE)
+        table.clock.advance(LOOKING_SECONDS / 2)
+        before = sent_to(table, nxt)
+        table.play(mover, {min(table.hand(mover))})
+        assert table.game().awaited == nxt.id
+        assert sent_to(table, nxt) == before
+        assert table.shown_hand(nxt) == table.hand(nxt)
+
+
+def test_the_person_who_decides_on_a_final_play_is_told_too() -> None:
+    players = people(3)
+    with running_bot(seed=3) as table:
+        open_and_start(table, players)
+        for _ in range(60):
+            table.clock.advance(LOOKING_SECONDS)
+            game = table.game()
+            if game.phase is Phase.DECIDE:
+                break
+            mover = by_id(players, game.awaited)
+            table.play(mover, set(sorted(table.hand(mover))[:4]))
+        game = table.game()
+        assert game.phase is Phase.DECIDE and game.last is not None
+        decider = by_id(players, game.awaited)
+        finalist = by_id(players, game.ids[game.last.seat])
+        assert decider != finalist
+        told = t("en", "ping_decide", group=GROUP_TITLE, player=finalist.name)
+        assert sent_to(table, decider)[-1] == told
+        assert with_buttons(table, decider) == [table.record().hand_msgs[decider.id]]
