@@ -24,5 +24,8 @@ PIP_TARGET_FLAGS = --disable-pip-version-check --no-cache-dir \
 .PHONY: build-WebhookFunction build-TimerFunction build-RegistrationFunction
 
 # One artifact for all three: the same project, whatever the function's handler.
+# Built in the project folder (samconfig.toml): setuptools' build/ from an earlier build would
+# put modules deleted since into the wheel, so it goes first.
 build-WebhookFunction build-TimerFunction build-RegistrationFunction:
+	rm -rf build
 	$(PYTHON) -m pip install $(PIP_TARGET_FLAGS) --target "$(ARTIFACTS_DIR)" .

@@ -45,9 +45,17 @@ def refused(text: str, reason: Reason, reply_to: int | None) -> Decision:
 
 
 def opener_or_admin(record: Record, by: int, admin: bool) -> bool:
-    """Who may change a group's settings and its table's computer players: the player who
-    opened the chat's game (running or over), or an administrator of the group."""
+    """Who may stop the chat's game and remove its computer players: the player who opened
+    it (running or over), or an administrator of the group."""
     return admin or (record.game is not None and by == record.game.opener)
+
+
+def opener_of_open_game(record: Record, by: int) -> bool:
+    """Whether `by` opened the chat's game, and it is not over: they may set that game's own
+    clock and language (in the lobby), never the chat's for later games. Anyone may open a
+    game, so the chat's settings are its administrators' alone."""
+    game = record.game
+    return game is not None and game.phase is not Phase.OVER and by == game.opener
 
 
 @record

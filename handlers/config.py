@@ -16,6 +16,9 @@ from typing import Any, Protocol
 __all__ = ["ConfigError", "Settings", "SsmClient", "secret_matches"]
 
 
+MAX_SECONDS = 365 * 24 * 3600  # the longest duration a setting may give
+
+
 class ConfigError(ValueError):
     """A setting is missing or malformed."""
 
@@ -98,8 +101,13 @@ def _seconds(environ: Mapping[str, str], name: str, default: float) -> float:
         value = float(text)
     except ValueError:
         raise ConfigError(f"{name} must be a number of seconds, not {text!r}") from None
-    if not value > 0:
-        raise ConfigError(f"{name} must be positive, not {text!r}")
+    # `inf` and `1e309` read as a float but no deadline can be computed from them, and a time
+    # past the store's number range cannot be written: a year is more than any idle game needs.
+    if not 0 < value <= MAX_SECONDS:
+        raise ConfigError(
+            f"{name} must be a number of seconds above 0 and at most {MAX_SECONDS} (a year), "
+            f"not {text!r}"
+        )
     return value
 
 

@@ -101,7 +101,8 @@ class DynamoStore:
             values[":w"] = {"S": record.writer}
         if new_game:
             sets[3] = "hm = :empty"
-            removes += ["tm", "fm"]
+            # Who could not be reached was a fact of the last game's players: not kept for ever.
+            removes += ["tm", "fm", "un"]
         if record.version == 0:
             condition = "attribute_not_exists(pk)"
         else:
@@ -130,6 +131,7 @@ class DynamoStore:
         if new_game:
             record.table_msg = record.final_msg = None
             record.hand_msgs = {}
+            record.unreachable = set()
         return record
 
     def owe(self, chat: int, at: float, topic: int | None = None) -> None:

@@ -18,7 +18,15 @@ from engine import (
 from engine.events import Event
 from engine.records import record
 from handlers import names, render
-from handlers.acts import SEAT, PlayerMove, deep_link, opener_or_admin, refused, reply
+from handlers.acts import (
+    SEAT,
+    PlayerMove,
+    deep_link,
+    opener_of_open_game,
+    opener_or_admin,
+    refused,
+    reply,
+)
 from handlers.callbacks import GAME_IDS, Kind
 from handlers.outcomes import Decision, Result, Why
 from handlers.screens import Button, Edit, Request, Screen, Send
@@ -175,8 +183,9 @@ class NewGame:
     """/newgame: a new lobby, unless a game is running. `game_id` is a random draw from
     `callbacks.GAME_IDS`; should it be the id of the game it replaces, the next one is taken.
     `lang` is the opener's, when their app gave one. `clock` (`/newgame 60`) is R20's seconds
-    for this game only (its opener's choice; the chat's setting, for the next games, is
-    /settings', the opener's or an admin's); None takes the chat's."""
+    for this game only (its opener's choice; the chat's setting, for the next games, is an
+    admin's, through /settings); None takes the chat's. A game opens in the chat's language,
+    whatever the last game's opener chose for theirs."""
 
     opener: int
     title: str
@@ -191,6 +200,9 @@ class NewGame:
         if record.version == 0:
             # A new group speaks its opener's language until /language.
             record.lang = self.lang or DEFAULT
+        if record.later_lang is not None:
+            # The last game spoke its opener's choice: this one speaks the chat's again.
+            record.lang, record.later_lang = record.later_lang, None
         clock = record.clock if self.clock is None else self.clock
         open_game(record, self.opener, self.game_id, clock, now)
         record.title = names.title(self.title)
@@ -236,10 +248,15 @@ class JoinLink:
         return Decision(extra=[Send(self.reply_to, screen)])
 
 
+def _in_lobby(record: Record) -> bool:
+    return record.game is not None and record.game.phase is Phase.LOBBY
+
+
 @record
 class LanguagePrompt:
-    """/language: a button per supported language, each named in its own language. For the
-    player who opened the chat's game, or a group administrator (`admin`)."""
+    """/language: a button per supported language, each named in its own language. For a
+    group administrator (`admin`: the chat's language), or the player who opened the chat's
+    game, in its lobby (that game's only)."""
 
     reply_to: int
     by: int
@@ -247,8 +264,8 @@ class LanguagePrompt:
     lang: str | None = None
 
     def decide(self, record: Record, now: float) -> Decision:
-        if not opener_or_admin(record, self.by, self.admin):
-            text = t(self.lang or record.lang, "refusal_not_allowed")
+        if not (self.admin or (_in_lobby(record) and opener_of_open_game(record, self.by))):
+            text = t(self.lang or record.lang, "refusal_chat_settings")
             return refused(text, Code.NOT_ALLOWED, self.reply_to)
         buttons = tuple(
             Button(
@@ -263,8 +280,10 @@ class LanguagePrompt:
 
 @record
 class SetLanguage:
-    """A language button: the group's language from now on. Pressed by the player who opened
-    the chat's game, or a group administrator (`admin`); refusals in the presser's `lang`."""
+    """A language button. Pressed by a group administrator (`admin`): the chat's language from
+    now on, this game's too. By the player who opened the chat's game, in its lobby: that
+    game's language only, the next game speaking the chat's again. Refusals in the presser's
+    `lang`."""
 
     index: int
     by: int
@@ -274,12 +293,21 @@ class SetLanguage:
     def decide(self, record: Record, now: float) -> Decision:
         if self.index >= len(SUPPORTED):
             return refused(t(self.lang, "bad_button"), Why.BAD_BUTTON, None)
-        if not opener_or_admin(record, self.by, self.admin):
-            return refused(t(self.lang, "refusal_not_allowed"), Code.NOT_ALLOWED, None)
-        if record.lang == SUPPORTED[self.index]:
-            return Decision(result=Result.UNCHANGED)  # a second press on the prompt: no write
-        record.lang = SUPPORTED[self.index]
-        notice = Send(record.chat, Screen(t(record.lang, "language_set")))
+        chosen = SUPPORTED[self.index]
+        if self.admin:
+            if record.lang == chosen and record.later_lang is None:
+                return Decision(result=Result.UNCHANGED)  # a second press on the prompt
+            record.lang, record.later_lang = chosen, None
+            key = "language_set"
+        elif _in_lobby(record) and opener_of_open_game(record, self.by):
+            if record.lang == chosen:
+                return Decision(result=Result.UNCHANGED)
+            later = record.later_lang or record.lang
+            record.lang, record.later_lang = chosen, (None if later == chosen else later)
+            key = "language_set_game"
+        else:
+            return refused(t(self.lang, "refusal_chat_settings"), Code.NOT_ALLOWED, None)
+        notice = Send(record.chat, Screen(t(record.lang, key)))
         return Decision(write=True, extra=[notice])
 
 
@@ -308,11 +336,11 @@ def clock_choice(argument: str) -> int | None:
 
 @record
 class SetClockSetting:
-    """A clock button of /settings, or `/settings 60`: the chat's turn clock from now on (R20),
-    and the open lobby's, whose table then shows it. For the player who opened the chat's game
-    or a group administrator (`admin`); refused while a game runs. `message` is the settings
-    message pressed, redrawn with the choice ticked; a command (`reply_to`, the chat) is
-    answered in one line. Refusals in the presser's `lang`."""
+    """A clock button of /settings, or `/settings 60` (R20). By a group administrator
+    (`admin`): the chat's turn clock from now on, and the open lobby's, whose table then shows
+    it. By the player who opened the chat's game: that lobby's clock only. Refused while a
+    game runs. `message` is the settings message pressed, redrawn with the choice ticked; a
+    command (`reply_to`, the chat) is answered in one line. Refusals in the presser's `lang`."""
 
     seconds: int
     by: int
@@ -325,13 +353,15 @@ class SetClockSetting:
         lang = self.lang or record.lang
         if self.seconds not in CLOCK_CHOICES:
             return refused(t(lang, "bad_button"), Why.BAD_BUTTON, self.reply_to)
-        if not opener_or_admin(record, self.by, self.admin):
-            return refused(t(lang, "refusal_not_allowed"), Code.NOT_ALLOWED, self.reply_to)
+        if not (self.admin or opener_of_open_game(record, self.by)):
+            return refused(t(lang, "refusal_chat_settings"), Code.NOT_ALLOWED, self.reply_to)
         game = record.game
         if game is not None and game.phase in (Phase.PLAY, Phase.DECIDE):
             return refused(t(lang, "clock_running"), Code.ALREADY_STARTED, self.reply_to)
         lobby = game if game is not None and game.phase is Phase.LOBBY else None
-        if record.clock == self.seconds and (lobby is None or lobby.clock == self.seconds):
+        # The opener's choice is the lobby's alone; an administrator's, the chat's as well.
+        chat_clock = self.seconds if self.admin else record.clock
+        if record.clock == chat_clock and (lobby is None or lobby.clock == self.seconds):
             if self.reply_to is None:
                 return Decision(result=Result.UNCHANGED)  # a second press on the same choice
             # `/settings 90` when it is 90 already: said so, and nothing written.
@@ -341,10 +371,10 @@ class SetClockSetting:
         if record.version == 0:
             # As /newgame would: a new group speaks the language of whoever set it up first.
             record.lang = self.lang or DEFAULT
-        record.clock = self.seconds
+        record.clock = chat_clock
         events: list[Event] = []
         if lobby is not None:
-            move = SetClock(self.by, self.seconds, self.admin or self.by == lobby.opener)
+            move = SetClock(self.by, self.seconds, self.admin)
             record.game, events = apply(lobby, move, now)
         shown = render.settings(record.clock, record.game, record.place, record.lang)
         extra: list[Request] = []

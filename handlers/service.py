@@ -141,7 +141,9 @@ class Service:
                 continue
             before = record.game
             if update_id is not None and update_id in record.updates:
-                decision = Decision(result=Result.DUPLICATE)
+                # Redrawn as the act would, so a group that removed the bot gets nothing more.
+                silent = isinstance(act, Abandon)
+                decision = Decision(result=Result.DUPLICATE, silent=silent)
                 break
             decision = act.decide(record, now)
             moments, group_sends = delivery.plan_sends(before, record, decision, now)

@@ -35,7 +35,10 @@ class Record:
     version: int = 0  # 0: never written
     game: Game | None = None
     game_id: int = 0  # the current game's, in its buttons (callbacks.GAME_IDS); 0: none yet
-    lang: str = "en"
+    lang: str = "en"  # the language the chat's game speaks (the chat's, or its opener's choice)
+    # The chat's language for its later games, when the opener of this one chose another for it
+    # (None: `lang`); the next game opens in it.
+    later_lang: str | None = None
     # R20: the seconds a person has to play in the chat's games (0: no clock), the setting new
     # games open with; and the moment whose reminder was sent (at most one a turn).
     clock: int = CLOCK_DEFAULT
@@ -83,6 +86,8 @@ class Record:
             doc["c"] = self.clock
         if self.reminded is not None:
             doc["rm"] = self.reminded
+        if self.later_lang is not None:
+            doc["ll"] = self.later_lang
         if self.previous:
             doc["pv"] = self.previous
         if self.last and self.game is not None and self.game.phase is Phase.LOBBY:
@@ -104,6 +109,7 @@ class Record:
         self.sends = [float(s) for s in _undeltas(doc["gs"])]
         self.clock = doc.get("c", CLOCK_DEFAULT)
         self.reminded = doc.get("rm")
+        self.later_lang = doc.get("ll")
         self.previous = doc.get("pv", 0)
         self.last = dict(doc.get("lp", []))
         self.looking = {p: float(at) for p, at in doc.get("lk", [])}

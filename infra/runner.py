@@ -47,6 +47,8 @@ TICK_SECONDS = 1.0  # the timer's sweep, in place of the one-minute scheduled ru
 POLL_TIMEOUT = 1  # seconds a getUpdates waits for an update: a tick comes after each poll
 RETRY_PAUSE = 2.0  # after a network error, or an update the handler asked to have again
 BAD_TOKEN = "Telegram refused TELEGRAM_BOT_TOKEN: check it with @BotFather."
+TELEGRAM_API = "https://api.telegram.org/bot"  # python-telegram-bot's own base URL
+ANSWER_SHOWN = 200  # characters of a server's answer quoted in the runner's one line
 LOGGER = logging.getLogger("menteur.local")
 
 
@@ -354,6 +356,35 @@ class Interrupts:
 # --- the real bot, by long polling -----------------------------------------------------------
 
 
+def refusal(error: TelegramError, settings: Settings) -> str:
+    """The one line for a Bot API request that failed: what was answered, and where.
+
+    python-telegram-bot calls every 401 and 404 an invalid token, but a server that is no Bot
+    API (a wrong TELEGRAM_API_BASE_URL) answers 404 too: the token is blamed only when the
+    answer was a Bot API's (JSON that python-telegram-bot could read, so no `__cause__`)."""
+    where = settings.api_base_url or TELEGRAM_API
+    while isinstance(error.__cause__, InvalidToken):  # Bot.initialize's "token … rejected"
+        error = error.__cause__
+    # The answer may quote the request's path, which holds the token (as "Cannot GET /bot…").
+    said = str(error.message).replace(settings.bot_token, "<TELEGRAM_BOT_TOKEN>")
+    said = said if len(said) <= ANSWER_SHOWN else said[: ANSWER_SHOWN - 1] + "…"
+    if isinstance(error, NetworkError):
+        return f"The Bot API at {where} could not be reached: {said}"
+    if error.__cause__ is not None:
+        return (
+            f"The server at {where} is not a Bot API: it answered {said}. "
+            "Check TELEGRAM_API_BASE_URL (unset: Telegram's own)."
+        )
+    if isinstance(error, InvalidToken):
+        if settings.api_base_url is None:
+            return BAD_TOKEN
+        return (
+            f"The Bot API at {where} refused TELEGRAM_BOT_TOKEN ({said}): check the token "
+            "with @BotFather, and TELEGRAM_API_BASE_URL."
+        )
+    return f"The Bot API at {where} answered: {said}"
+
+
 def serve(settings: Settings, data_dir: Path, interrupts: Interrupts) -> None:
     """Run the bot on Telegram until Ctrl-C: poll, hand updates over, tick every second."""
     with LocalBot(settings, data_dir=data_dir) as local:
@@ -362,10 +393,8 @@ def serve(settings: Settings, data_dir: Path, interrupts: Interrupts) -> None:
             try:
                 name = local.rt.run(questions.username(local.rt.bot))
                 removed = poller.start()
-            except InvalidToken:
-                sys.exit(BAD_TOKEN)
             except TelegramError as error:
-                sys.exit(f"Telegram could not be reached: {error}")
+                sys.exit(refusal(error, settings))
         if removed:
             print(
                 f"Note: the bot's webhook ({removed}) was removed so that it can be polled; "
@@ -384,8 +413,8 @@ def serve(settings: Settings, data_dir: Path, interrupts: Interrupts) -> None:
                     poller.poll_once(POLL_TIMEOUT)
                     if poller.stalled:  # the store failed: give it a moment
                         time.sleep(RETRY_PAUSE)
-                except InvalidToken:
-                    sys.exit(BAD_TOKEN)
+                except InvalidToken as error:
+                    sys.exit(refusal(error, settings))
                 except Conflict:
                     sys.exit(
                         "Telegram says another process is getting this bot's updates (another "

@@ -34,8 +34,9 @@ import logging
 import os
 import re
 import secrets
+import string
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -121,9 +122,18 @@ def read_stack(cloudformation: Any, name: str) -> Stack:
 # The webhook secret.
 
 
-def generate_secret() -> str:
-    """A new webhook secret: 64 characters of A-Z a-z 0-9 _ - (384 random bits)."""
-    return secrets.token_urlsafe(48)
+# Telegram's alphabet for a webhook's secret_token; a secret's first character is one of
+# `SECRET_FIRST`: a value starting with "-" is read by the AWS CLI (and most tools) as an option.
+SECRET_ALPHABET = string.ascii_letters + string.digits + "_-"
+SECRET_FIRST = string.ascii_letters + string.digits
+SECRET_LENGTH = 64
+
+
+def generate_secret(choice: Callable[[str], str] = secrets.choice) -> str:
+    """A new webhook secret: 64 characters of A-Z a-z 0-9 _ - (over 383 random bits), the
+    first a letter or a digit. `choice` draws one character of the string it is given."""
+    first = choice(SECRET_FIRST)
+    return first + "".join(choice(SECRET_ALPHABET) for _ in range(SECRET_LENGTH - 1))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -315,10 +315,10 @@ def test_r20_the_opener_or_an_admin_sets_the_clock_in_the_lobby_and_its_table_sh
         assert "✓ 90 s" in [plain(b["text"]) for b in buttons(shown)]
         for person in (EVE, BOB):  # neither opened the game nor administers the group
             version = table.record().version
-            assert press_clock(table, person, shown, 60) == t("en", "refusal_not_allowed")
+            assert press_clock(table, person, shown, 60) == t("en", "refusal_chat_settings")
             assert table.record().version == version and table.record().clock == 90
         assert press_clock(table, ANN, shown, 60) is None
-        assert (table.record().clock, table.game().clock) == (60, 60)
+        assert (table.record().clock, table.game().clock) == (90, 60), "this game's only"
         assert "Turn clock: 60 s to play (/settings)." in table_text(table)
         assert table_text(table).endswith("Turn clock: 60 s.")  # the note
         edited = table.tg.message(GROUP, shown.message_id)
@@ -326,7 +326,7 @@ def test_r20_the_opener_or_an_admin_sets_the_clock_in_the_lobby_and_its_table_sh
         asked = len(table.tg.calls("getChatMember"))
         assert press_clock(table, ADA, shown, 30) is None
         assert len(table.tg.calls("getChatMember")) == asked + 1, "one question, before"
-        assert table.game().clock == 30
+        assert (table.record().clock, table.game().clock) == (30, 30), "the chat's too"
         # The same choice again writes nothing.
         version = table.record().version
         assert press_clock(table, ADA, shown, 30) is None
@@ -337,7 +337,7 @@ def test_r20_an_anonymous_admin_sets_the_clock_with_a_command_and_others_are_ref
     with running_bot() as table:
         table.say(ANN, "/newgame")
         table.say(EVE, "/settings 30")
-        assert sent_to(table, GROUP)[-1] == t("en", "refusal_not_allowed")
+        assert sent_to(table, GROUP)[-1] == t("en", "refusal_chat_settings")
         assert table.game().clock == 90
         asked = len(table.tg.calls("getChatMember"))
         as_anonymous_admin(table, "/settings off")
@@ -473,9 +473,38 @@ def test_r20_before_any_game_an_admin_sets_the_clock_of_the_first() -> None:
     with running_bot() as table:
         table.tg.admins.add((GROUP, ada.id))
         table.say(ANN, "/settings 30")
-        assert sent_to(table, GROUP)[-1] == t("en", "refusal_not_allowed")
+        assert sent_to(table, GROUP)[-1] == t("en", "refusal_chat_settings")
         table.say(ada, "/settings 30")
         record = table.record()
         assert (record.clock, record.lang) == (30, "ar"), "the group speaks its first setter's"
         table.say(ANN, "/newgame")
         assert table.game().clock == 30
+
+
+@LANGS
+def test_r20_the_opener_sets_this_games_clock_only_and_the_chats_stays_an_admins(
+    lang: str,
+) -> None:
+    """Tried as a hostile member would: refused /settings off, they opened a game, turned the
+    chat's clock off from its lobby, and it stayed off for every later game."""
+    eve = Person(EVE.id, EVE.name, lang)
+    with running_bot() as table:
+        table.tg.admins.add((GROUP, ADA.id))
+        table.say(ADA, "/settings 60")  # the chat's clock: an administrator's
+        table.say(eve, "/settings off")
+        assert sent_to(table, GROUP)[-1] == t(lang, "refusal_chat_settings")
+        assert table.record().clock == 60
+        table.say(eve, "/newgame")
+        table.say(eve, "/settings off")
+        assert (table.game().clock, table.record().clock) == (0, 60), "this game's clock only"
+        assert "Turn clock: off (/settings)." in table_text(table)
+        table.say(eve, "/stop")
+        table.say(eve, "/settings off")  # their game is over: nothing of theirs to set
+        assert sent_to(table, GROUP)[-1] == t(lang, "refusal_chat_settings")
+        table.say(ANN, "/newgame")
+        assert table.game().clock == 60, "the next game has the chat's clock"
+        table.say(eve, "/settings 30")  # not the opener of this one
+        assert sent_to(table, GROUP)[-1] == t(lang, "refusal_chat_settings")
+        assert table.game().clock == 60
+        as_anonymous_admin(table, "/settings 180")
+        assert (table.game().clock, table.record().clock) == (180, 180)

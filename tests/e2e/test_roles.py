@@ -206,28 +206,74 @@ def test_the_opener_or_an_admin_chooses_the_language() -> None:
         for person in (bob, eve):
             with nothing_changes(scene):
                 table.say(person, "/language")
-            assert replies(table)[-1] == t("en", "refusal_not_allowed")
+            assert replies(table)[-1] == t("en", "refusal_chat_settings")
         table.say(ann, "/language")
         message, arabic = language_button(table, 1)
         for person in (bob, eve):  # the buttons of someone else's prompt
             with nothing_changes(scene):
                 response = table.press(person, GROUP, message, arabic)
-            assert answer_text(response) == t("en", "refusal_not_allowed")
+            assert answer_text(response) == t("en", "refusal_chat_settings")
         table.press(ada, GROUP, message, arabic)
-        assert table.record().lang == "ar"
+        assert (table.record().lang, table.record().later_lang) == ("ar", None)
+        assert replies(table)[-1] == t("ar", "language_set")
         asked = len(table.tg.calls("getChatMember"))
         as_anonymous_admin(table, "/language")
         message, english = language_button(table, 0)
         assert len(table.tg.calls("getChatMember")) == asked, "an anonymous admin is known"
         table.press(ann, GROUP, message, english)
-        assert table.record().lang == "en"
+        assert (table.record().lang, table.record().later_lang) == ("en", "ar"), "this game's"
+        assert replies(table)[-1] == t("en", "language_set_game")
+
+
+def test_the_opener_sets_this_games_language_only_and_the_next_game_speaks_the_chats() -> None:
+    """Tried as a hostile member would: refused /language, they opened a game and switched the
+    chat's language from its lobby, and it stayed for every later game."""
+    with running_bot() as table:
+        table.tg.admins.add((GROUP, ADA.id))
+        table.say(EVE, "/language")
+        assert replies(table)[-1] == t("en", "refusal_chat_settings")
+        table.say(EVE, "/newgame")
+        table.say(EVE, "/language")
+        message, arabic = language_button(table, 1)
+        table.press(EVE, GROUP, message, arabic)
+        record = table.record()
+        assert (record.lang, record.later_lang) == ("ar", "en")
+        assert replies(table)[-1] == t("ar", "language_set_game")
+        table.join(EVE)
+        table.join(BOB)
+        table.press_button(EVE, table.group_message_with(Kind.START), Kind.START)
+        table.say(EVE, "/language")  # the game runs: its language is set
+        assert replies(table)[-1] == t("en", "refusal_chat_settings")
+        english = language_button_of(table, message, 0)
+        response = table.press(EVE, GROUP, message, english)  # the lobby's prompt, pressed late
+        assert answer_text(response) == t("en", "refusal_chat_settings")
+        assert table.record().lang == "ar"
+        table.say(EVE, "/stop")
+        table.say(ANN, "/newgame")
+        record = table.record()
+        assert (record.lang, record.later_lang) == ("en", None), "the chat's language again"
+        assert table.tg.message(GROUP, record.table_msg or 0) is not None
+        # Stored and read back: the chat's language survives the game that set its own.
+        table.say(ANN, "/stop")
+        table.say(ANN, "/language")
+        assert replies(table)[-1] == t("en", "refusal_chat_settings")
+
+
+def language_button_of(table: Table, message: int, lang_index: int) -> str:
+    shown = table.tg.message(GROUP, message)
+    assert shown is not None
+    for found in buttons(shown):
+        press = callbacks.decode(found["callback_data"])
+        if press.kind is Kind.LANGUAGE and press.number == lang_index:
+            return str(found["callback_data"])
+    raise AssertionError("no language button")
 
 
 def test_before_any_game_only_an_admin_chooses_the_language() -> None:
     with running_bot() as table:
         table.tg.admins.add((GROUP, ADA.id))
         table.say(ANN, "/language")
-        assert table.tg.messages_to(GROUP)[-1] == t("en", "refusal_not_allowed")
+        assert table.tg.messages_to(GROUP)[-1] == t("en", "refusal_chat_settings")
         table.say(ADA, "/language")
         message, arabic = language_button(table, 1)
         table.press(ADA, GROUP, message, arabic)

@@ -9,7 +9,7 @@ import json
 from engine import Phase
 from handlers import callbacks
 from handlers.callbacks import Kind
-from infra.fake_telegram import topic_closed_update
+from infra.fake_telegram import my_chat_member_update, topic_closed_update
 from tests.support import GROUP
 from tests.support.bot import running_bot
 from tests.support.forum import ANN, BOB, CHLOE, Forum
@@ -159,3 +159,29 @@ def test_a_topic_closed_without_the_bot_hearing_of_it_ends_the_game_at_the_first
         ended = forum.record(topic).game
         assert ended is not None and ended.phase is Phase.OVER
         assert [c.ok for c in forum.tg.calls("sendMessage", chat_id=GROUP)][-1] is False
+
+
+def test_a_removal_delivered_again_sends_nothing_into_the_group_that_removed_the_bot() -> None:
+    """Telegram delivers the "bot removed" update again when it got no 200: the retry found its
+    update id written and redrew every topic's table into the group that had removed the bot."""
+    with running_bot(seed=4) as table:
+        forum = Forum(table)
+        first, second = forum.tg.open_topic(GROUP), forum.tg.open_topic(GROUP)
+        forum.open(first, [ANN, BOB])
+        forum.open(second, [BOB, CHLOE])
+        forum.play_one(first)
+        update = my_chat_member_update(GROUP, "left", by=ANN.id, update_id=table.updates.next_id())
+        update["my_chat_member"]["chat"]["is_forum"] = True
+        assert forum.post(update)["statusCode"] == 200
+        for topic in (first, second):
+            ended = forum.record(topic).game
+            assert ended is not None and ended.phase is Phase.OVER, topic
+        calls = len(forum.tg.calls(chat_id=GROUP))
+        versions = [forum.record(topic).version for topic in (first, second)]
+        for _ in range(2):
+            assert forum.post(update)["statusCode"] == 200
+        assert forum.tg.calls(chat_id=GROUP)[calls:] == [], "nothing more into the group"
+        assert [forum.record(topic).version for topic in (first, second)] == versions
+        for person in (ANN, BOB, CHLOE):  # each private hand still says how it ended
+            hands = [m.text for m in forum.tg.chat_messages(person.id)]
+            assert any(t and t.endswith("Game stopped — no winner.") for t in hands), person

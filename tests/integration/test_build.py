@@ -301,3 +301,22 @@ def test_every_handler_imports_and_runs_from_the_artifact_alone(artifact: Path) 
     assert answer["Status"] == "SUCCESS"
     assert answer["RequestId"] == "request-1"
     assert "webhook was left as it was" in answer["Reason"]
+
+
+def test_sam_builds_in_the_project_folder_one_function_at_a_time() -> None:
+    """`sam build` copied the whole folder, the 400+ MB .venv included, once per function
+    before running the Makefile, several times slower than building in place. samconfig.toml
+    makes building in place the default; the three builds run pip in the same folder, so one
+    after the other."""
+    config = tomllib.loads((ROOT / "samconfig.toml").read_text())
+    build = config["default"]["build"]["parameters"]
+    assert build["build_in_source"] is True
+    assert not build.get("parallel", False)
+    rule = re.search(r"^build-WebhookFunction[^\n]*:\n((?:\t[^\n]*\n)+)", makefile_text(), re.M)
+    assert rule is not None, "the functions' rule is gone from the Makefile"
+    steps = rule[1].split("\n\t")
+    assert steps[0].strip() == "rm -rf build", "setuptools' leftovers go before pip runs"
+
+
+def makefile_text() -> str:
+    return (ROOT / "Makefile").read_text()

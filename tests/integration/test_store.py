@@ -107,6 +107,20 @@ def test_r20_the_chats_clock_and_the_reminded_moment_are_read_back(store: Store)
     assert (store.load(CHAT).clock, store.load(CHAT).reminded) == (CLOCK_DEFAULT, None)
 
 
+def test_the_chats_language_for_later_games_is_read_back_and_absent_when_the_same(
+    store: Store,
+) -> None:
+    record = a_record()
+    record.lang, record.later_lang = "ar", "en"  # the opener's choice for this game
+    store.save(record, new_game=True)
+    again = store.load(CHAT)
+    assert (again.lang, again.later_lang) == ("ar", "en")
+    again.later_lang = None
+    store.save(again)
+    assert store.load(CHAT).later_lang is None
+    assert "ll" not in json.loads(store.load(CHAT).document())
+
+
 def test_r20_an_item_written_before_the_clock_reads_as_the_default() -> None:
     record = a_record()
     document = json.loads(record.document())
@@ -197,9 +211,24 @@ def test_message_ids_are_remembered_for_the_current_game_only(store: Store) -> N
     record.game_id = 2
     store.save(record, new_game=True)  # a new game forgets them
     again = store.load(CHAT)
-    assert again.table_msg is None and again.hand_msgs == {} and again.unreachable == {2}
-    store.remember(CHAT, 2, reachable={2})
+    assert again.table_msg is None and again.hand_msgs == {}
+    store.remember(CHAT, 2, unreachable={3})
+    store.remember(CHAT, 2, reachable={3})
     assert store.load(CHAT).unreachable == set()
+
+
+def test_who_could_not_be_reached_is_forgotten_when_a_new_game_opens(store: Store) -> None:
+    """A player whose private chat refused the bot stayed listed in the chat's item across
+    every later game: the list belongs to the game it was learnt in."""
+    store.save(a_record(), new_game=True)
+    store.remember(CHAT, 1, unreachable={2, 3})
+    record = store.load(CHAT)
+    store.save(record)  # a move of the same game keeps them
+    assert store.load(CHAT).unreachable == {2, 3}
+    record = store.load(CHAT)
+    record.game_id = 2
+    saved = store.save(record, new_game=True)
+    assert saved.unreachable == set() and store.load(CHAT).unreachable == set()
 
 
 def test_due_lists_the_chats_whose_timer_has_come(store: Store) -> None:

@@ -223,8 +223,17 @@ def test_table_has_ttl_point_in_time_recovery_and_encryption(template):
     assert properties["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
     assert properties["SSESpecification"]["SSEEnabled"] is True
     assert properties["BillingMode"] == "PAY_PER_REQUEST"
-    assert table["DeletionPolicy"] == "Retain"
     assert ttl_attribute() == "expires"
+
+
+def test_a_failed_first_deploy_leaves_no_table_and_a_deleted_stack_keeps_its_games(template):
+    """`Retain` kept the table of a first deploy that failed after making it (a missing SSM
+    parameter, say), and each retry could leave another. CloudFormation deletes a table it
+    created in the same failed operation under `RetainExceptOnCreate`, and keeps it otherwise:
+    on `sam delete`, and when an update would replace it."""
+    table = template["Resources"]["GamesTable"]
+    assert table["DeletionPolicy"] == "RetainExceptOnCreate"
+    assert table["UpdateReplacePolicy"] == "Retain"
 
 
 def test_timer_queue_outlasts_its_function_and_has_a_dead_letter_queue(template):

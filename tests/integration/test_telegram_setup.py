@@ -24,7 +24,13 @@ from moto import mock_aws
 from handlers import registration
 from handlers.text import COMMANDS, SUPPORTED, commands
 from infra.fake_telegram import FakeTelegram, bad_request
-from infra.telegram_setup import AwsClients, main
+from infra.telegram_setup import (
+    SECRET_ALPHABET,
+    SECRET_FIRST,
+    AwsClients,
+    generate_secret,
+    main,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 REGION = "eu-west-3"
@@ -328,6 +334,28 @@ def test_generate_secret_prints_a_valid_random_secret(capsys: pytest.CaptureFixt
     second = capsys.readouterr().out.strip()
     assert re.fullmatch(r"[A-Za-z0-9_-]{64}", first)
     assert first != second
+
+
+def test_generate_secret_never_starts_with_a_dash_by_construction() -> None:
+    """`--value "$(... generate-secret)"` failed about once in 64 draws: a leading "-" is an
+    option to the AWS CLI. The first character is drawn from letters and digits only, so even
+    a draw that always takes the last character it is offered (the dash, for the others)
+    starts with a letter or digit."""
+    last = generate_secret(lambda chars: chars[-1])
+    assert last == "9" + "-" * 63
+    offered: list[str] = []
+
+    def first_of(chars: str) -> str:
+        offered.append(chars)
+        return chars[0]
+
+    generate_secret(first_of)
+    assert offered[0] == SECRET_FIRST and "-" not in SECRET_FIRST
+    assert offered[1:] == [SECRET_ALPHABET] * 63
+    draws = [generate_secret() for _ in range(10_000)]
+    assert not [d for d in draws if d.startswith("-")]
+    assert all(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{63}", d) for d in draws)
+    assert len(set(draws)) == len(draws)
 
 
 def test_runs_as_a_module() -> None:

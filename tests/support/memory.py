@@ -69,16 +69,16 @@ class MemoryStore:
             )
             if record.redrawn is None:
                 kept.owed = owed
-            if stored is not None:
+            if stored is not None and not new_game:
                 kept.unreachable = stored.unreachable
-                if not new_game:
-                    kept.table, kept.final, kept.hands = stored.table, stored.final, stored.hands
+                kept.table, kept.final, kept.hands = stored.table, stored.final, stored.hands
             self.items[place] = kept
         record.version += 1
         record.redrawn = None
         if new_game:
             record.table_msg = record.final_msg = None
             record.hand_msgs = {}
+            record.unreachable = set()
         return record
 
     def owe(self, chat: int, at: float, topic: int | None = None) -> None:

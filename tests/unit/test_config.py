@@ -113,6 +113,25 @@ def test_idle_expiry_must_be_a_positive_number(no_boto3_client: None) -> None:
             Settings.from_env({"TELEGRAM_BOT_TOKEN": TOKEN, "IDLE_EXPIRY_SECONDS": bad})
 
 
+@pytest.mark.parametrize("bad", ["inf", "1e309", "-inf", "nan", "Infinity", "31536001", "1e300"])
+def test_idle_expiry_out_of_range_is_refused_at_start_up_in_one_line(
+    no_boto3_client: None, bad: str
+) -> None:
+    """`inf` and `1e309` read as floats, and then the timer's first look at a game raised
+    OverflowError: the setting is refused where the others are, in one line that says why."""
+    with pytest.raises(ConfigError, match="IDLE_EXPIRY_SECONDS") as caught:
+        Settings.from_env({"TELEGRAM_BOT_TOKEN": TOKEN, "IDLE_EXPIRY_SECONDS": bad})
+    message = str(caught.value)
+    assert "\n" not in message and repr(bad) in message
+    assert str(config.MAX_SECONDS) in message
+
+
+def test_idle_expiry_up_to_a_year_is_accepted(no_boto3_client: None) -> None:
+    for good, seconds in (("31536000", 31536000.0), ("1e3", 1000.0), ("0.5", 0.5)):
+        settings = Settings.from_env({"TELEGRAM_BOT_TOKEN": TOKEN, "IDLE_EXPIRY_SECONDS": good})
+        assert settings.idle_expiry_seconds == seconds
+
+
 def test_repr_never_shows_the_token_or_the_secret(no_boto3_client: None) -> None:
     settings = Settings.from_env({"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_WEBHOOK_SECRET": SECRET})
     for text in (repr(settings), str(settings), f"{settings}", f"{settings!r}"):
