@@ -55,7 +55,7 @@ def _tick(rt: Runtime, chat: int, at: float | None = None, topic: int | None = N
             outcome = rt.run(rt.app.tick(chat, at, topic))
         except Exception:
             LOGGER.exception("timer for chat %s failed", chat)
-            fields: dict[str, Any] = {"chat": chat, "outcome": "error"}
+            fields: dict[str, Any] = {"chat": chat, "action": "timer", "outcome": "error"}
         else:
             fields = outcome.log(None, started)
             if outcome.conflicts:
