@@ -11,9 +11,10 @@ number or an array of at most 100 numbers.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from engine import Game
-from engine.events import Started, Stopped, StopReason, Won
+from engine.events import Event, Started, Stopped, StopReason, Won
 from handlers import metrics
 from handlers.metrics import METRICS, Figures
 from handlers.outcomes import Result, Why
@@ -67,7 +68,9 @@ def everything() -> Figures:
     return figures
 
 
-def line(figures: Figures, outcome: str = "applied", fields: dict[str, object] = FIELDS) -> dict:
+def line(
+    figures: Figures, outcome: str = "applied", fields: dict[str, object] = FIELDS
+) -> dict[str, Any]:
     doc = metrics.document(
         "Menteur/test",
         dict(fields, outcome=outcome),
@@ -80,11 +83,11 @@ def line(figures: Figures, outcome: str = "applied", fields: dict[str, object] =
     # What CloudWatch reads: one JSON object, alone on its line.
     text = json.dumps(doc)
     assert "\n" not in text
-    parsed: dict = json.loads(text)
+    parsed: dict[str, Any] = json.loads(text)
     return parsed
 
 
-def check_against_the_specification(doc: dict) -> None:
+def check_against_the_specification(doc: dict[str, Any]) -> None:
     meta = doc["_aws"]
     assert set(meta) <= {"Timestamp", "CloudWatchMetrics", "LogGroupName"}
     assert isinstance(meta["Timestamp"], int)
@@ -197,7 +200,7 @@ def test_telegram_statuses_are_counted_by_kind() -> None:
 
 def test_games_are_counted_with_how_they_ended() -> None:
     game = Game(opener=1, updated=NOW, ids=(1, 2, 3), plays=17)
-    cases = [
+    cases: list[tuple[list[Event], bool, str]] = [
         ([Won(winner=2, ranking=(2, 1, 3))], False, "won"),
         ([Stopped(by=1)], False, "stopped_by_opener"),
         ([Stopped(by=3)], False, "stopped_by_admin"),
