@@ -52,7 +52,9 @@ def check_ours(name: str, dimensions: dict[str, str], where: str) -> None:
 
 def test_the_functions_emit_into_the_namespace_the_alarms_read() -> None:
     variables = TEMPLATE["Globals"]["Function"]["Environment"]["Variables"]
-    assert variables["METRICS_NAMESPACE"] == OURS
+    # Unless the deployer turned them off: then none (an empty variable is no namespace).
+    assert variables["METRICS_NAMESPACE"] == {"Fn::If": ["MetricsOn", OURS, ""]}
+    assert TEMPLATE["Conditions"]["MetricsOn"] == {"Fn::Equals": [{"Ref": "Metrics"}, "on"]}
 
 
 @pytest.mark.parametrize("alarm", sorted(ALARMS))
