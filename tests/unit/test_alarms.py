@@ -112,6 +112,7 @@ def test_alarms_reach_the_email_only_when_one_is_given() -> None:
 
 
 def test_the_dashboard_shows_only_metrics_that_exist_and_every_alarm() -> None:
+    assert RESOURCES["Dashboard"]["Condition"] == "MetricsOn"  # it shows mostly those
     body = RESOURCES["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
     names = set(re.findall(r"\$\{([^}]+)\}", body))
     for name in names - {"AWS::Region", "AWS::StackName"}:
