@@ -251,7 +251,6 @@ class Abandon:
             record.game, record.note = game, None
         if record.owed is not None:  # a redraw owed there would only meet the refusal
             record.redrawn, record.owed = record.owed, None
-            metrics.put("RedrawsPaid", 1)
         if not events and record.redrawn is None:
             return Decision(result=Result.NOTHING_DUE)
         return Decision(write=True, events=events, silent=True)

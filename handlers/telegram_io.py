@@ -109,7 +109,7 @@ class CountingRequest(HTTPXRequest):
     async def do_request(self, *args: Any, **kwargs: Any) -> tuple[int, bytes]:
         try:
             status, payload = await super().do_request(*args, **kwargs)
-        except NetworkError:  # timed out, or no answer at all: a status is not an exception here
+        except NetworkError:  # timed out, or no answer at all (an error status is returned)
             metrics.telegram(None)
             raise
         metrics.telegram(status)
