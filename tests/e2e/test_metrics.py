@@ -13,6 +13,8 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
 from engine import Phase
 from engine.events import StopReason
 from handlers.metrics import METRICS, OUTCOME_LOGGERS
@@ -29,6 +31,12 @@ DIMENSIONS = {
     "Ending": {"won", "removed", "stopped_by_opener", "stopped_by_admin"}
     | {r.value for r in StopReason if r is not StopReason.STOP},
 }
+
+
+@pytest.fixture(autouse=True)
+def timedelta_periods(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As deployed (template.yaml): a 429's retry_after as a timedelta, without a warning."""
+    monkeypatch.setenv("PTB_TIMEDELTA", "true")
 
 
 class Lines(logging.Handler):
@@ -149,3 +157,26 @@ def test_without_a_namespace_the_outcome_lines_carry_no_metrics() -> None:
         open_and_start(table, players)
         assert lines.docs and all("_aws" not in doc for doc in lines.docs)
         assert all("Updates" not in doc for doc in lines.docs)
+
+
+def test_forged_requests_and_failed_updates_are_counted_with_their_update_ids(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    players = people(2)
+    with running_bot(seed=3) as table, captured() as lines:
+        with_metrics(table)
+        update = table.updates.message(players[0], "/newgame", GROUP)
+        assert table.post(update, secret="not-the-secret")["statusCode"] == 401
+        (forged,) = lines.docs
+        assert forged["outcome"] == "refused:secret" and forged["Outcome"] == "forged"
+        assert forged["Updates"] == 1 and "chat" not in forged  # nothing of it was read
+
+        def failing(*args: object, **kwargs: object) -> None:
+            raise RuntimeError("the store is down")
+
+        monkeypatch.setattr(table.rt.store, "load", failing)
+        assert table.post(update)["statusCode"] == 500
+        failed = lines.docs[-1]
+        assert failed["update"] == update["update_id"]
+        assert failed["outcome"] == "error" and failed["Outcome"] == "error"
+        assert lines.total("Updates", Function="webhook", Outcome="error") == 1
