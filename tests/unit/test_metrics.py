@@ -10,7 +10,9 @@ number or an array of at most 100 numbers.
 
 from __future__ import annotations
 
+import io
 import json
+import logging
 from typing import Any
 
 from engine import Game
@@ -218,3 +220,29 @@ def test_games_are_counted_with_how_they_ended() -> None:
         metrics.game_events(game, [Started(order=(1, 2, 3))], new_game=False, removed=False)
     assert figures.values == {"GamesOpened": 1, "GamesStarted": 1}
     assert figures.ending is None
+
+
+def test_in_lambda_the_lines_go_bare_to_standard_output_whatever_the_log_level() -> None:
+    """CloudWatch reads EMF only from a log event that is one JSON object: no level, time or
+    request id in front of it, as the Lambda runtime's handler would write them."""
+    loggers = [logging.getLogger(name) for name in metrics.OUTCOME_LOGGERS]
+    saved = [(x.level, x.propagate, list(x.handlers)) for x in loggers]
+    root = logging.getLogger()
+    root_level = root.level
+    stream = io.StringIO()
+    try:
+        root.setLevel(logging.ERROR)  # LOG_LEVEL=ERROR: the metrics must not go with it
+        metrics.to_stdout(stream)
+        metrics.to_stdout(stream)  # once per container, however often the runtime is built
+        doc = line(everything())
+        logging.getLogger("menteur.webhook.outcome").info(json.dumps(doc))
+        logging.getLogger("menteur.timer.outcome").warning(json.dumps(doc))
+        written = stream.getvalue().splitlines()
+        assert [json.loads(x) for x in written] == [doc, doc]
+        assert all(not x.propagate for x in loggers)
+    finally:
+        root.setLevel(root_level)
+        for logger, (level, propagate, handlers) in zip(loggers, saved, strict=True):
+            logger.setLevel(level)
+            logger.propagate = propagate
+            logger.handlers[:] = handlers
