@@ -1,6 +1,6 @@
 """What one game action costs the bot: store requests, Telegram requests, time — and flood.
 
-    .venv/bin/python benchmarks/bot.py [--games 5] [--players 4]
+    .venv/bin/python benchmarks/bot.py [--games 5] [--players 4] [--no-metrics]
 
 Plays whole games through the webhook handler, with people pressing the buttons Telegram would
 show them (plays, Liar!, Let it stand, card toggles), on a real DynamoDB-compatible server
@@ -21,6 +21,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -157,10 +158,18 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=5)
     parser.add_argument("--players", type=int, default=4, choices=range(2, 9))
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--no-metrics",
+        action="store_true",
+        help="outcome lines without their CloudWatch metrics (as deployed, they carry them)",
+    )
     args = parser.parse_args()
     rng = random.Random(args.seed)
     players = people(args.players)
     with Dynalite() as server, running_bot(seed=args.seed, dynamodb=server.client()) as table:
+        if not args.no_metrics:
+            namespace = "Menteur/benchmark"
+            table.rt.settings = replace(table.rt.settings, metrics_namespace=namespace)
         meter = Meter(table)
         instrument(table, meter)
         for _ in range(args.games):
@@ -168,7 +177,11 @@ def main() -> None:
             table.clock.advance(60)
         worst_minute = table.tg.max_messages_per_minute(GROUP)
 
-    print(f"{args.games} games of {args.players} players, {len(meter.updates)} updates")
+    metrics = "without" if args.no_metrics else "with"
+    print(
+        f"{args.games} games of {args.players} players, {len(meter.updates)} updates, "
+        f"outcome lines {metrics} their metrics"
+    )
     print(f"{'action':<14}{'count':>7}{'reads':>8}{'writes':>8}{'telegram':>10}  (mean, max)")
     for kind, costs in sorted(meter.costs.items()):
         columns = []

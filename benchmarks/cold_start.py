@@ -1,6 +1,7 @@
 """Cold start: what a new Lambda container pays before its first update, next to the floor.
 
     .venv/bin/python benchmarks/cold_start.py [--pairs 31] [--bot] [--profile]
+        [--powertools SITE_PACKAGES]
 
 "Ours" is the webhook function's init as Lambda runs it: `import handlers.webhook` with the
 function's environment (template.yaml's variables, local stand-ins for the two secrets), which
@@ -64,6 +65,15 @@ import boto3
 boto3.client("dynamodb")
 print(time.perf_counter() - started, time.process_time() - cpu)
 """
+
+# Ours, with what AWS Lambda Powertools' Metrics and Logger would add to it (not a dependency:
+# --powertools names a folder it is installed in, put after the project's on the path).
+OURS_AND_POWERTOOLS = OURS.replace(
+    "import handlers.webhook  #",
+    "import handlers.webhook\n"
+    "from aws_lambda_powertools import Logger, Metrics\n"
+    "Metrics(namespace='Menteur', service='menteur'); Logger(service='menteur')  #",
+)
 
 FLOOR_AND_BOT = """
 import time
@@ -183,11 +193,19 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=31, help="runs of each variant")
     parser.add_argument("--bot", action="store_true", help="add the floor + a telegram.Bot")
     parser.add_argument("--profile", action="store_true", help="split ours into steps anyway")
+    parser.add_argument(
+        "--powertools",
+        metavar="SITE_PACKAGES",
+        help="add ours + Powertools' Metrics and Logger, installed in this folder",
+    )
     args = parser.parse_args()
 
     variants = {"floor": FLOOR, "ours": OURS}
     if args.bot:
         variants["floor + bot"] = FLOOR_AND_BOT
+    if args.powertools:
+        ENVIRONMENT["PYTHONPATH"] += os.pathsep + args.powertools
+        variants["ours + powertools"] = OURS_AND_POWERTOOLS
     for code in variants.values():
         run_once(code)  # warm the file cache and write bytecode, for all
     inside: dict[str, list[float]] = {name: [] for name in variants}
@@ -210,6 +228,7 @@ def main() -> None:
         "floor": "floor (import telegram + boto3.client('dynamodb'))",
         "floor + bot": "floor + a telegram.Bot with its HTTP client",
         "ours": "ours (import handlers.webhook, Runtime built)",
+        "ours + powertools": "ours + Powertools' Metrics and Logger",
     }
     for name in variants:
         print(
@@ -220,6 +239,8 @@ def main() -> None:
     comparisons = [("ours", "floor")]
     if args.bot:
         comparisons += [("floor + bot", "floor"), ("ours", "floor + bot")]
+    if args.powertools:
+        comparisons += [("ours + powertools", "ours")]
     over = False
     for name, base in comparisons:
         ratios = ratio(inside, name, base)

@@ -23,9 +23,9 @@ from engine import (
     apply,
     settle,
 )
-from engine.events import Event
+from engine.events import Event, Stopped, StopReason
 from engine.records import record
-from handlers import delivery, render, timing
+from handlers import delivery, metrics, render, timing
 from handlers.callbacks import Place
 from handlers.outcomes import Decision, Reason, Result, Why
 from handlers.screens import Button, Keyboard, Request, Screen, Send
@@ -180,6 +180,16 @@ class Tick:
     idle_expiry: float
 
     def decide(self, record: Record, now: float) -> Decision:
+        mark = record.due  # the moment the timer was set for
+        decision = self._decide(record, now)
+        # An idle end waits for the minute's sweep by design: its lateness says nothing.
+        idle = any(isinstance(e, Stopped) and e.reason is StopReason.IDLE for e in decision.events)
+        acted = decision.result is not Result.NOTHING_DUE
+        if acted and not idle and mark is not None and now >= mark:
+            metrics.put("TimerLateness", now - mark)
+        return decision
+
+    def _decide(self, record: Record, now: float) -> Decision:
         game: Game | None = record.game
         owed = record.owed is not None and now >= record.owed
         due = timing.game_due(record, self.idle_expiry)  # `record.due` may be an owed redraw's
@@ -202,6 +212,7 @@ class Tick:
             # Screens Telegram made wait: the table and every hand, drawn from the game as it is
             # now, once however many redraws were owed. The mark goes with this write.
             record.redrawn, record.owed = record.owed, None
+            metrics.put("RedrawsPaid", 1)
             result = Result.APPLIED if events else Result.RESENT
             return Decision(
                 write=True, events=events, all_hands=True, result=result, extra=reminder

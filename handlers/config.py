@@ -41,6 +41,8 @@ class Settings:
     timer_queue_url: str | None = None
     idle_expiry_seconds: float = 86400.0
     log_level: str = "INFO"
+    #: The CloudWatch namespace of the metrics each outcome line carries; None: plain lines.
+    metrics_namespace: str | None = None
 
     @classmethod
     def from_env(
@@ -62,6 +64,7 @@ class Settings:
             timer_queue_url=environ.get("TIMER_QUEUE_URL") or None,
             idle_expiry_seconds=_seconds(environ, "IDLE_EXPIRY_SECONDS", 86400.0),
             log_level=(environ.get("LOG_LEVEL") or "INFO").upper(),
+            metrics_namespace=environ.get("METRICS_NAMESPACE") or None,
         )
 
 

@@ -22,7 +22,7 @@ import telegram
 from telegram import CallbackQuery
 
 from engine import Game
-from handlers import delivery, telegram_io, timing
+from handlers import delivery, metrics, telegram_io, timing
 from handlers.acts import Abandon, Redraw
 from handlers.outcomes import Act, Decision, Outcome, Result, Via
 from handlers.render import name_of
@@ -129,6 +129,7 @@ class Service:
                 # The write did land: its answer was lost, and the store client's own retry met
                 # the version check. That attempt committed, and announces its moments.
                 outcome.conflicts -= 1
+                metrics.add("LostAnswersLanded")
                 decision, moments, before = refused.decision, refused.moments, refused.before
                 if record.due is not None and record.due != refused.previous_due:
                     self.schedule(chat, record.due, now, topic)
@@ -176,6 +177,10 @@ class Service:
         else:
             raise Busy(f"chat {chat}: {MAX_ATTEMPTS} conflicting writes in a row")
         outcome.result, outcome.reason, outcome.due = decision.result, decision.reason, record.due
+        if decision.write:
+            metrics.game_events(
+                record.game, decision.events, new_game=decision.new_game, removed=decision.silent
+            )
         requests = delivery.screens(before, record, decision, moments, now)
         if query is not None:
             if decision.refusal and query.message is not None and query.message.chat.id > 0:
@@ -219,6 +224,7 @@ class Service:
         except Exception:
             LOGGER.warning("could not mark chat %s for a redraw", chat, exc_info=True)
             return
+        metrics.add("RedrawsOwed")
         self.schedule(chat, at, self.clock(), topic)
 
     def schedule(self, chat: int, due: float, now: float, topic: int | None = None) -> None:

@@ -30,6 +30,7 @@ from telegram.request import HTTPXRequest
 from telegram.warnings import PTBDeprecationWarning
 
 from engine.records import replace
+from handlers import metrics
 from handlers.screens import (
     Answer,
     Button,
@@ -82,7 +83,7 @@ def make_bot(
 
     Its httpx client belongs to the event loop that first uses it: keep one loop per process.
     """
-    request = HTTPXRequest(
+    request = CountingRequest(
         # deliver() sends into every player's chat at once.
         connection_pool_size=16,
         connect_timeout=5.0,
@@ -99,6 +100,20 @@ def make_bot(
         request=request,
         get_updates_request=request,
     )
+
+
+class CountingRequest(HTTPXRequest):
+    """The HTTP client that counts each of Telegram's answers by status (`handlers.metrics`):
+    every request the bot makes passes here, a question as well as a send."""
+
+    async def do_request(self, *args: Any, **kwargs: Any) -> tuple[int, bytes]:
+        try:
+            status, payload = await super().do_request(*args, **kwargs)
+        except NetworkError:  # timed out, or no answer at all (an error status is returned)
+            metrics.telegram(None)
+            raise
+        metrics.telegram(status)
+        return status, payload
 
 
 async def close_bot(bot: telegram.Bot) -> None:
@@ -260,6 +275,7 @@ class _Courier:
             case RetryAfter():
                 seconds = _seconds(error)
                 if may_retry and seconds <= self.max_wait:
+                    metrics.add("TelegramWait", seconds)
                     await self.sleep(seconds)
                     retry = request
                 else:

@@ -14,11 +14,12 @@ import logging
 import time
 from typing import Any
 
-from handlers.outcomes import Outcome
+from handlers import metrics
 from handlers.runtime import Runtime
 from handlers.webhook import runtime
 
 LOGGER = logging.getLogger("menteur.timer")
+OUTCOMES = logging.getLogger("menteur.timer.outcome")  # one line per tick: see handlers.metrics
 
 
 def lambda_handler(event: dict[str, Any], context: object) -> dict[str, Any]:
@@ -49,10 +50,27 @@ def handle(event: dict[str, Any], rt: Runtime) -> dict[str, Any]:
 
 def _tick(rt: Runtime, chat: int, at: float | None = None, topic: int | None = None) -> bool:
     started = time.perf_counter()
-    try:
-        outcome: Outcome = rt.run(rt.app.tick(chat, at, topic))
-    except Exception:
-        LOGGER.exception("timer for chat %s failed", chat)
-        return False
-    LOGGER.info(json.dumps(outcome.log(None, started)))
-    return True
+    with metrics.collect() as figures:
+        try:
+            outcome = rt.run(rt.app.tick(chat, at, topic))
+        except Exception:
+            LOGGER.exception("timer for chat %s failed", chat)
+            fields: dict[str, Any] = {"chat": chat, "action": "timer", "outcome": "error"}
+        else:
+            fields = outcome.log(None, started)
+            if outcome.conflicts:
+                metrics.add("WriteConflicts", outcome.conflicts)
+        handler_ms = round((time.perf_counter() - started) * 1000, 1)
+        fields["latency_ms"] = handler_ms
+        line = metrics.document(
+            rt.settings.metrics_namespace,
+            fields,
+            function="timer",
+            outcome=metrics.outcome_of(fields["outcome"]),
+            figures=figures,
+            handler_ms=handler_ms,
+            now=rt.app.clock(),
+        )
+    failed = fields["outcome"] == "error"
+    OUTCOMES.log(logging.WARNING if failed else logging.INFO, json.dumps(line))
+    return not failed

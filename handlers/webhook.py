@@ -16,12 +16,14 @@ import os
 import time
 from typing import Any
 
+from handlers import metrics
 from handlers.config import Settings, secret_matches
 from handlers.outcomes import Why, ignored
 from handlers.runtime import Runtime
 from handlers.service import Busy
 
 LOGGER = logging.getLogger("menteur.webhook")
+OUTCOMES = logging.getLogger("menteur.webhook.outcome")  # one line per update: see handlers.metrics
 # The header Telegram sends the webhook's secret in, spelled as Lambda's HTTP events spell every
 # header (in lower case). The one spelling of its name: the local runner and the tests use it.
 SECRET_HEADER = "x-telegram-bot-api-secret-token"
@@ -31,6 +33,7 @@ MAX_BODY = 1 << 20  # Telegram's updates are a few kilobytes: anything huge is n
 @functools.cache
 def runtime() -> Runtime:
     """The container's runtime, built on first use."""
+    metrics.to_stdout()
     return Runtime(Settings.from_env())
 
 
@@ -45,33 +48,60 @@ def lambda_handler(event: dict[str, Any], context: object) -> dict[str, Any]:
 
 def handle(event: dict[str, Any], rt: Runtime) -> dict[str, Any]:
     started = time.perf_counter()
+    with metrics.collect() as figures:
+        response, line = _handle(event, rt)
+        level = logging.INFO if response["statusCode"] == 200 else logging.WARNING
+        fields = {**line, "latency_ms": round((time.perf_counter() - started) * 1000, 1)}
+        OUTCOMES.log(level, json.dumps(_document(rt, fields, figures)))
+    return response
+
+
+def _document(rt: Runtime, fields: dict[str, Any], figures: metrics.Figures) -> dict[str, Any]:
+    return metrics.document(
+        rt.settings.metrics_namespace,
+        fields,
+        function="webhook",
+        outcome=metrics.outcome_of(str(fields["outcome"])),
+        figures=figures,
+        handler_ms=float(fields["latency_ms"]),
+        now=rt.app.clock(),
+    )
+
+
+def _handle(event: dict[str, Any], rt: Runtime) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The HTTP response, and the update's outcome line (without its time)."""
     headers = {str(k).lower(): v for k, v in (event.get("headers") or {}).items()}
     if not secret_matches(rt.settings.webhook_secret, headers.get(SECRET_HEADER)):
-        LOGGER.warning(json.dumps({"outcome": "refused:secret"}))
-        return {"statusCode": 401, "body": ""}
+        return {"statusCode": 401, "body": ""}, {"outcome": "refused:secret"}
     data = _body(event)
+    update_id = data.get("update_id") if isinstance(data, dict) else None
+    update_id = update_id if type(update_id) is int else None
     if data is None:
         outcome = ignored(Why.MALFORMED)
     else:
         try:
             outcome = rt.run(rt.app.handle(data))
         except Busy as e:
-            LOGGER.warning(json.dumps({"outcome": "busy", "why": str(e)}))
-            return {"statusCode": 500, "body": ""}
+            return {"statusCode": 500, "body": ""}, {
+                "update": update_id,
+                "outcome": "busy",
+                "why": str(e),
+            }
         except Exception:
             # The store failed before a commit (a commit is never followed by an exception:
             # sending absorbs its own errors). Telegram will send the update again.
-            LOGGER.exception("update failed")
-            return {"statusCode": 500, "body": ""}
-    update_id = data.get("update_id") if isinstance(data, dict) else None
-    LOGGER.info(json.dumps(outcome.log(update_id if isinstance(update_id, int) else None, started)))
+            LOGGER.exception("update %s failed", update_id)
+            return {"statusCode": 500, "body": ""}, {"update": update_id, "outcome": "error"}
+    line = outcome.log(update_id, time.perf_counter())  # its latency_ms: set by handle()
+    if outcome.conflicts:
+        metrics.add("WriteConflicts", outcome.conflicts)
     if outcome.reply is None:
-        return {"statusCode": 200, "body": ""}
+        return {"statusCode": 200, "body": ""}, line
     return {
         "statusCode": 200,
         "headers": {"Content-Type": "application/json"},
         "body": json.dumps(outcome.reply, ensure_ascii=False),
-    }
+    }, line
 
 
 def _body(event: dict[str, Any]) -> Any:

@@ -712,6 +712,8 @@ class FakeTelegram:
         self._updates: list[dict[str, Any]] = []
         self._next_update_id = 1
         self._webhook: dict[str, Any] = {"url": ""}
+        #: What getWebhookInfo reports as the last failed delivery: (unix time, Telegram's text).
+        self.webhook_error: tuple[int, str] | None = None
         self._connections: dict[Any, threading.Thread] = {}
         self._accepted = 0
         self._server: _Server | None = None
@@ -1246,6 +1248,10 @@ class FakeTelegram:
         }
         if isinstance(self._webhook.get("allowed_updates"), list):
             info["allowed_updates"] = self._webhook["allowed_updates"]
+        if isinstance(self._webhook.get("max_connections"), int):
+            info["max_connections"] = self._webhook["max_connections"]
+        if self.webhook_error is not None:
+            info["last_error_date"], info["last_error_message"] = self.webhook_error
         return info
 
     def _set_my_commands(self, params: dict[str, Any], at: float) -> bool:

@@ -8,7 +8,9 @@
 
 `sam deploy` registers the bot itself (the stack's custom resource, `handlers.custom_resource`)
 and `sam delete` removes the webhook; this script is for looking and for repairs. `info` prints
-getWebhookInfo next to the stack's URL. `register` does what the deployment does: it reads the
+getWebhookInfo next to the stack's URL, the two parameters' versions and the stack's alarms in
+ALARM, one line each; it exits 0 when all is well, 2 when something needs a look (its last line
+says what), 1 when it could not look. `register` does what the deployment does: it reads the
 stack's `WebhookUrl` output (CloudFormation), the bot token and the webhook secret (the SSM
 SecureString parameters that the stack's `BotTokenParameterName` and
 `WebhookSecretParameterName` parameters name, or `--token-parameter`/`--secret-parameter`),
@@ -36,6 +38,7 @@ import re
 import secrets
 import string
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -53,6 +56,10 @@ DEFAULT_SECRET_PARAMETER = "/menteur/telegram-webhook-secret"
 TOKEN_PARAMETER_KEY = "BotTokenParameterName"
 SECRET_PARAMETER_KEY = "WebhookSecretParameterName"
 WEBHOOK_URL_OUTPUT = "WebhookUrl"
+# `info`'s exit codes: 0 all well, 1 it could not look (the message says why), 2 it looked and
+# something needs a look (its last line says what).
+NEEDS_A_LOOK = 2
+RECENT_ERROR = 3600.0  # seconds: a delivery error older than this is history, not news
 
 
 class SetupError(RegistrationError):
@@ -65,18 +72,30 @@ class SetupError(RegistrationError):
 
 @dataclass(frozen=True)
 class AwsClients:
-    """boto3 clients for CloudFormation and SSM (injected in tests)."""
+    """boto3 clients for CloudFormation, SSM and CloudWatch (injected in tests)."""
 
     cloudformation: Any
     ssm: Any
+    cloudwatch: Any = None  # `info` alone asks it
 
     @classmethod
     def create(cls, region: str | None) -> AwsClients:
         import boto3  # noqa: PLC0415 (generate-secret needs no AWS at all)
+        from botocore.exceptions import NoRegionError  # noqa: PLC0415
 
         # boto3 reads AWS_DEFAULT_REGION only; the AWS CLI also reads AWS_REGION: so do we.
         session = boto3.session.Session(region_name=region or os.environ.get("AWS_REGION"))
-        return cls(session.client("cloudformation"), session.client("ssm"))
+        try:
+            return cls(
+                session.client("cloudformation"),
+                session.client("ssm"),
+                session.client("cloudwatch"),
+            )
+        except NoRegionError:
+            raise SetupError(
+                "no AWS region: pass --region, or set AWS_REGION to the stack's region "
+                "(sam reads AWS_DEFAULT_REGION, or its own --region)"
+            ) from None
 
 
 @dataclass(frozen=True)
@@ -202,12 +221,18 @@ async def _remove(bot: telegram.Bot, opts: Options, io: _Redactor) -> None:
     io.say(f"Webhook deleted{dropped}: Telegram now keeps updates for getUpdates.")
 
 
-async def _info(bot: telegram.Bot, stack_url: str | None, io: _Redactor) -> None:
+async def _info(bot: telegram.Bot, stack_url: str | None, io: _Redactor, now: float) -> list[str]:
+    """Telegram's view of the webhook, one line each; returns what needs a look."""
+    problems = []
     info = await bot.get_webhook_info()
     io.say(f"url: {info.url or '(none: no webhook set)'}")
+    if not info.url:
+        problems.append("no webhook is set")
     if stack_url is not None:
-        same = "yes" if info.url == stack_url else "NO"
-        io.say(f"  same as the stack's {WEBHOOK_URL_OUTPUT}: {same}")
+        same = info.url == stack_url
+        io.say(f"  same as the stack's {WEBHOOK_URL_OUTPUT}: {'yes' if same else 'NO'}")
+        if info.url and not same:
+            problems.append("the webhook is not this stack's")
     io.say(f"pending updates: {info.pending_update_count}")
     if info.max_connections is not None:
         io.say(f"max connections: {info.max_connections}")
@@ -216,8 +241,46 @@ async def _info(bot: telegram.Bot, stack_url: str | None, io: _Redactor) -> None
     if info.ip_address:
         io.say(f"ip address: {info.ip_address}")
     io.say(f"last error: {_when_what(info.last_error_date, info.last_error_message)}")
+    error = info.last_error_date
+    if error is not None and now - error.timestamp() < RECENT_ERROR:
+        minutes = max(0, round((now - error.timestamp()) / 60))
+        problems.append(f"Telegram failed to deliver an update {minutes} min ago")
     if info.last_synchronization_error_date is not None:
         io.say(f"last synchronization error: {_when(info.last_synchronization_error_date)}")
+    return problems
+
+
+def _parameters(ssm: Any, names: dict[str, str], io: _Redactor) -> list[str]:
+    """The SSM parameters' versions and when each last changed (never their values)."""
+    problems = []
+    for what, name in names.items():
+        found = (
+            ssm.describe_parameters(
+                ParameterFilters=[{"Key": "Name", "Option": "Equals", "Values": [name]}]
+            ).get("Parameters")
+            or []
+        )
+        if not found:
+            io.say(f"{what} parameter {name}: MISSING")
+            problems.append(f"the {what} parameter {name} is missing")
+            continue
+        changed = found[0].get("LastModifiedDate")
+        since = f", changed {_when(changed)}" if changed is not None else ""
+        io.say(f"{what} parameter {name}: version {found[0].get('Version')}{since}")
+    return problems
+
+
+def _alarms(cloudwatch: Any, stack: str, io: _Redactor) -> list[str]:
+    """The stack's alarms in ALARM (their names start with the stack's), one line each."""
+    answer = cloudwatch.describe_alarms(AlarmNamePrefix=f"{stack}-", StateValue="ALARM")
+    firing = [*answer.get("MetricAlarms", []), *answer.get("CompositeAlarms", [])]
+    if not firing:
+        io.say("alarms in ALARM: none")
+    for alarm in firing:
+        since = alarm.get("StateUpdatedTimestamp")
+        when = f" since {_when(since)}" if since is not None else ""
+        io.say(f"alarm in ALARM: {alarm['AlarmName']}{when}")
+    return [f"{len(firing)} alarm(s) in ALARM"] if firing else []
 
 
 def _when(date: dtm.datetime) -> str:
@@ -230,26 +293,31 @@ def _when_what(date: dtm.datetime | None, message: str | None) -> str:
     return f"{_when(date)}: {message or '(no message)'}"
 
 
-async def _talk(opts: Options, token: str, secret: str, url: str | None, io: _Redactor) -> None:
-    """Every Bot API call of one run, on one event loop (the bot's connections belong to it)."""
+async def _talk(
+    opts: Options, token: str, secret: str, url: str | None, io: _Redactor, *, now: float
+) -> list[str]:
+    """Every Bot API call of one run, on one event loop (the bot's connections belong to it).
+    Returns what `info` found needs a look."""
     bot = telegram_io.make_bot(token, os.environ.get("TELEGRAM_API_BASE_URL") or None)
     try:
         if opts.action == "register":
             assert url is not None
             await _register(bot, url, secret, opts, io)
             await _set_commands(bot, io)
-            await _info(bot, url, io)
+            await _info(bot, url, io, now)
         elif opts.action == "commands":
             await _set_commands(bot, io)
         elif opts.action == "remove":
             await _remove(bot, opts, io)
         else:
-            await _info(bot, url, io)
+            return await _info(bot, url, io, now)
     finally:
         await telegram_io.close_bot(bot)
+    return []
 
 
-def run(opts: Options, aws: AwsClients | None, io: _Redactor) -> None:
+def run(opts: Options, aws: AwsClients | None, io: _Redactor, now: float | None = None) -> int:
+    """Do the action; the exit code: 0, or for `info` 2 when something needs a look."""
     if aws is None:
         aws = AwsClients.create(opts.region)
     stack: Stack | None = None
@@ -278,7 +346,20 @@ def run(opts: Options, aws: AwsClients | None, io: _Redactor) -> None:
         registration.check_secret(secret, secret_parameter)
     elif stack is not None:
         url = stack.outputs.get(WEBHOOK_URL_OUTPUT) or None
-    asyncio.run(_talk(opts, token, secret, url, io))
+    now = time.time() if now is None else now
+    problems = asyncio.run(_talk(opts, token, secret, url, io, now=now))
+    if opts.action != "info":
+        return 0
+    secret_parameter = parameters.get(SECRET_PARAMETER_KEY) or DEFAULT_SECRET_PARAMETER
+    names = {"bot token": token_parameter, "webhook secret": secret_parameter}
+    problems += _parameters(aws.ssm, names, io)
+    if aws.cloudwatch is not None:
+        problems += _alarms(aws.cloudwatch, opts.stack, io)
+    if problems:
+        io.say(f"status: needs a look: {'; '.join(problems)}")
+        return NEEDS_A_LOOK
+    io.say("status: ok")
+    return 0
 
 
 @contextlib.contextmanager
@@ -353,6 +434,7 @@ def main(
     aws: AwsClients | None = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
+    now: float | None = None,
 ) -> int:
     opts = parse(argv)
     io = _Redactor(out or sys.stdout, err or sys.stderr)
@@ -363,14 +445,13 @@ def main(
     os.environ.setdefault("PTB_TIMEDELTA", "true")
     try:
         with _quiet_libraries():
-            run(opts, aws, io)
+            return run(opts, aws, io, now)
     except RegistrationError as error:
         io.fail(str(error))
         return 1
     except TelegramError as error:
         io.fail(f"the Bot API call failed: {error.message}")
         return 1
-    return 0
 
 
 if __name__ == "__main__":

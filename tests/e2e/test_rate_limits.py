@@ -188,7 +188,7 @@ def outcomes(caplog: pytest.LogCaptureFixture) -> list[dict[str, Any]]:
     return [
         json.loads(r.getMessage())
         for r in caplog.records
-        if r.name == "menteur.webhook" and r.getMessage().startswith("{")
+        if r.name == "menteur.webhook.outcome" and r.getMessage().startswith("{")
     ]
 
 

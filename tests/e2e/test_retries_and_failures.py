@@ -91,7 +91,7 @@ def version(scene: Scene, chat: int = GROUP) -> int:
 def logged_outcomes(caplog: pytest.LogCaptureFixture) -> list[dict[str, Any]]:
     found = []
     for record in caplog.records:
-        if record.name == "menteur.webhook" and record.getMessage().startswith("{"):
+        if record.name == "menteur.webhook.outcome" and record.getMessage().startswith("{"):
             found.append(json.loads(record.getMessage()))
     return found
 

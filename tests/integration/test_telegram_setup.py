@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 import re
 import subprocess
 import sys
@@ -56,6 +57,7 @@ GROUP = [
     "help",
 ]
 PRIVATE = ["start", "help", "rules"]
+NOW = 1_767_225_600.0  # 2026-01-01 00:00 UTC: `info` judges how recent an error is by it
 
 
 @pytest.fixture(autouse=True)
@@ -111,6 +113,7 @@ class Run:
 
     def __init__(self, ssm: Any) -> None:
         self.ssm = ssm
+        self.cloudwatch = boto3.client("cloudwatch", region_name=REGION)  # moto's
         self.cloudformation = boto3.client("cloudformation", region_name=REGION)
         self.stubber = Stubber(self.cloudformation)
         self.stubber.activate()
@@ -122,7 +125,8 @@ class Run:
 
     def __call__(self, *argv: str) -> int:
         out, err = io.StringIO(), io.StringIO()
-        code = main(list(argv), aws=AwsClients(self.cloudformation, self.ssm), out=out, err=err)
+        aws = AwsClients(self.cloudformation, self.ssm, self.cloudwatch)
+        code = main(list(argv), aws=aws, out=out, err=err, now=NOW)
         self.out += out.getvalue()
         self.err += err.getvalue()
         return code
@@ -223,10 +227,11 @@ def test_remove_deletes_the_webhook(run: Run, tg: FakeTelegram) -> None:
 
 def test_info_prints_what_telegram_has(run: Run, tg: FakeTelegram) -> None:
     run.expect_stack()
-    assert run("info", "--stack", STACK) == 0, run.err
+    assert run("info", "--stack", STACK) == 2, run.err
     assert "url: (none: no webhook set)" in run.out
     assert "same as the stack's WebhookUrl: NO" in run.out
     assert "pending updates: 0" in run.out
+    assert run.out.splitlines()[-1] == "status: needs a look: no webhook is set"
     assert not tg.calls("setWebhook")
 
 
@@ -235,7 +240,7 @@ def test_flags_name_the_parameters_and_then_the_stack_is_not_needed(
 ) -> None:
     ssm.put_parameter(Name="/elsewhere/token", Value=TOKEN, Type="SecureString")
     # No describe_stacks response is queued: a call would fail the Stubber.
-    assert run("info", "--token-parameter", "/elsewhere/token") == 0, run.err
+    assert run("info", "--token-parameter", "/elsewhere/token") == 2, run.err  # no webhook
     assert tg.calls("getWebhookInfo")[0].token == TOKEN
 
 
@@ -369,3 +374,126 @@ def test_runs_as_a_module() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert re.fullmatch(r"[A-Za-z0-9_-]{64}\n", done.stdout)
+
+
+# --- info: is the bot healthy? --------------------------------------------------------------
+
+
+def test_info_on_a_healthy_stack_says_so_one_line_each_and_exits_0(
+    run: Run, tg: FakeTelegram
+) -> None:
+    run.expect_stack()
+    assert run("register", "--stack", STACK) == 0, run.err
+    run.out = ""
+    run.expect_stack()
+    assert run("info", "--stack", STACK) == 0, run.err
+    lines = run.out.splitlines()
+    assert lines[0] == f"url: {URL}"
+    assert "  same as the stack's WebhookUrl: yes" in lines
+    assert "pending updates: 0" in lines
+    assert f"max connections: {registration.MAX_CONNECTIONS}" in lines
+    assert f"allowed updates: {', '.join(registration.ALLOWED_UPDATES)}" in lines
+    assert "last error: none" in lines
+    assert any(
+        re.fullmatch(rf"bot token parameter {TOKEN_PARAMETER}: version 1, changed .+", x)
+        for x in lines
+    )
+    assert any(
+        re.fullmatch(rf"webhook secret parameter {SECRET_PARAMETER}: version 1, changed .+", x)
+        for x in lines
+    )
+    assert "alarms in ALARM: none" in lines
+    assert lines[-1] == "status: ok"
+
+
+def test_info_names_a_recent_delivery_error_and_the_alarms_in_alarm_and_exits_2(
+    ssm: Any, run: Run, tg: FakeTelegram
+) -> None:
+    run.expect_stack()
+    assert run("register", "--stack", STACK) == 0, run.err
+    ssm.put_parameter(Name=TOKEN_PARAMETER, Value=TOKEN, Type="SecureString", Overwrite=True)
+    tg.webhook_error = (
+        int(NOW) - 300,
+        "Wrong response from the webhook: 500 Internal Server Error",
+    )
+    for stack in (STACK, "another-stack"):
+        name = f"{stack}-webhook-errors"
+        run.cloudwatch.put_metric_alarm(
+            AlarmName=name,
+            Namespace="AWS/Lambda",
+            MetricName="Errors",
+            Statistic="Sum",
+            Period=300,
+            EvaluationPeriods=1,
+            Threshold=1,
+            ComparisonOperator="GreaterThanOrEqualToThreshold",
+        )
+        run.cloudwatch.set_alarm_state(AlarmName=name, StateValue="ALARM", StateReason="test")
+    run.out = ""
+    run.expect_stack()
+    assert run("info", "--stack", STACK) == 2, run.err
+    lines = run.out.splitlines()
+    assert (
+        "last error: 2025-12-31 23:55:00 UTC: Wrong response from the webhook: "
+        "500 Internal Server Error"
+    ) in lines
+    assert any(x.startswith(f"bot token parameter {TOKEN_PARAMETER}: version 2") for x in lines)
+    firing = [x for x in lines if x.startswith("alarm in ALARM: ")]
+    assert len(firing) == 1 and firing[0].startswith(
+        f"alarm in ALARM: {STACK}-webhook-errors since "
+    )
+    assert lines[-1] == (
+        "status: needs a look: Telegram failed to deliver an update 5 min ago; 1 alarm(s) in ALARM"
+    )
+
+
+def test_info_takes_an_old_delivery_error_for_history(run: Run, tg: FakeTelegram) -> None:
+    run.expect_stack()
+    assert run("register", "--stack", STACK) == 0, run.err
+    tg.webhook_error = (int(NOW) - 2 * 3600, "Connection timed out")
+    run.out = ""
+    run.expect_stack()
+    assert run("info", "--stack", STACK) == 0, run.err
+    assert "last error: 2025-12-31 22:00:00 UTC: Connection timed out" in run.out.splitlines()
+
+
+def test_info_says_when_the_webhook_is_another_stacks_or_a_parameter_is_gone(
+    ssm: Any, run: Run, tg: FakeTelegram
+) -> None:
+    run.expect_stack(stack_answer(outputs={"WebhookUrl": URL.replace("a1b2", "f9f9")}))
+    assert run("register", "--stack", STACK) == 0, run.err
+    ssm.delete_parameter(Name=SECRET_PARAMETER)
+    run.out = ""
+    run.expect_stack()
+    assert run("info", "--stack", STACK) == 2, run.err
+    lines = run.out.splitlines()
+    assert "  same as the stack's WebhookUrl: NO" in lines
+    assert f"webhook secret parameter {SECRET_PARAMETER}: MISSING" in lines
+    assert lines[-1] == (
+        "status: needs a look: the webhook is not this stack's; "
+        f"the webhook secret parameter {SECRET_PARAMETER} is missing"
+    )
+
+
+def test_without_a_region_one_line_says_to_set_aws_region(tmp_path: Path) -> None:
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),  # no ~/.aws/config to read a region from
+        "AWS_CONFIG_FILE": str(tmp_path / "config"),
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "credentials"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "infra.telegram_setup", "info", "--stack", STACK],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert done.stderr == (
+        "error: no AWS region: pass --region, or set AWS_REGION to the stack's region "
+        "(sam reads AWS_DEFAULT_REGION, or its own --region)\n"
+    )

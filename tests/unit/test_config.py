@@ -154,3 +154,14 @@ def test_secret_matches() -> None:
     assert not secret_matches("", "")  # an unset secret matches nothing
     assert not secret_matches("", None)
     assert not secret_matches(SECRET, "sécret")  # non-ASCII is a mismatch, not a TypeError
+
+
+def test_the_metrics_namespace_is_the_variable_and_empty_means_none(
+    no_boto3_client: None,
+) -> None:
+    """template.yaml sets METRICS_NAMESPACE to "" when the deployer turns metrics off."""
+    base = {"TELEGRAM_BOT_TOKEN": TOKEN}
+    assert Settings.from_env(base).metrics_namespace is None
+    assert Settings.from_env({**base, "METRICS_NAMESPACE": ""}).metrics_namespace is None
+    named = Settings.from_env({**base, "METRICS_NAMESPACE": "Menteur/prod"})
+    assert named.metrics_namespace == "Menteur/prod"
