@@ -1,6 +1,6 @@
 """Run Menteur on this machine through the same code as Lambda.
 
-    python3 infra/dev.py play [--players N] [--lang en|ar] [--clock S|off] [--name NAME] [--new]
+    python3 infra/dev.py play [--players N] [--lang en|ar|fr] [--clock S|off] [--name NAME] [--new]
                               [--offline] [--data DIR]
 
 Both modes start dynalite (a DynamoDB-compatible server process, from npm) keeping its data
