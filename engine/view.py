@@ -108,14 +108,10 @@ def view(game: Game, player: int | None, now: float) -> View:
     """What `player` may see of `game` at `now`, and which moves are open to them.
 
     `player=None`, or a player not seated at the table, gets the group's view: no hand, no
-    move of their own. It shows the game as the clock leaves it at `now` (`settle`): a screen
-    drawn from a stored game the clock has overtaken offers only moves `apply` accepts.
+    move of their own. It shows `game` as given (callers settle it first), and its moves as
+    the clock leaves them at `now` (`can`): a screen drawn from a stored game the clock has
+    overtaken offers no move that `apply` would then refuse.
     """
-    if game.deadline is not None and now >= game.deadline:
-        # Imported here: `engine.game` asks this module what the table's play may see.
-        from engine.game import settle  # noqa: PLC0415
-
-        game = settle(game, now)[0]
     seat = game.seat_of(player) if player is not None else None
     last = game.last
     call = None
@@ -127,6 +123,7 @@ def view(game: Game, player: int | None, now: float) -> View:
     # R14's 45 seconds and R20's clock are shown; with the clock off, the moment the awaited
     # person's vote stops being needed (R18) is not a time anyone has to keep.
     timed = game.phase is Phase.DECIDE or game.clock
+    ran_out = bool(game.clock) and game.deadline is not None and now >= game.deadline
     return View(
         phase=game.phase,
         viewer=player if seat is not None else None,
@@ -151,7 +148,9 @@ def view(game: Game, player: int | None, now: float) -> View:
         deadline=game.deadline if timed else None,
         winner=None if game.winner is None else game.ids[game.winner],
         ranking=game.ranking(),
-        can_play=seat is not None and game.phase is Phase.PLAY and game.turn == seat,
+        can_play=(  # `can` without the cards: the table plays at R20's deadline
+            seat is not None and game.phase is Phase.PLAY and game.turn == seat and not ran_out
+        ),
         can_shout=player is not None and can(game, Shout(player, game.plays), now),
         can_let_stand=player is not None and can(game, LetItStand(player, game.plays), now),
         shout_open=any(can(game, Shout(p, game.plays), now) for p in shooters),

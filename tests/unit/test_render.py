@@ -527,6 +527,7 @@ def test_r18_the_awaited_persons_vote_counts_and_is_not_needed_after_90_seconds(
     game, _ = apply(game, VoteEnd(1), T0 + 1)
     assert rows_of(render.table(game, PLACE, "en", T0 + 89))[-1] == ["End game 2/4"]
     # The clock is off: 90 seconds into her turn, only Ann's vote counts, of three needed.
+    game, _ = settle(game, T0 + 90)
     assert rows_of(render.table(game, PLACE, "en", T0 + 90))[-1] == ["End game 1/3"]
 
 

@@ -339,7 +339,9 @@ def test_r20_can_agrees_with_apply_on_a_game_the_clock_has_overtaken() -> None:
             accepted = False
         assert can(game, move, now) is accepted, move
     assert can(game, Play(2, cards("3♠")), now) and can(game, Shout(3, 1), now)
-    seen = view(game, 2, now)
+    stale = view(game, 1, now)  # drawn from the stored game: it offers nothing refused
+    assert not stale.can_play and not stale.can_shout and not stale.shout_open
+    seen = view(settle(game, now)[0], 2, now)
     assert seen.can_play and seen.shout_open and seen.plays == 1 and seen.awaited == 2
 
 
@@ -408,7 +410,8 @@ def test_r18_with_the_clock_off_the_awaited_persons_vote_is_needed_for_90_second
     # Not everyone else has voted: the game goes on, and the vote needs one fewer.
     trio, _ = apply(clocked("A♠ 2♠", "3♠ 4♠", "5♠", clock=0), VoteEnd(2), T0 + 10)
     assert (view(trio, 3, T0 + 89).votes, view(trio, 3, T0 + 89).votes_needed) == (1, 3)
-    assert (view(trio, 3, T0 + 90).votes, view(trio, 3, T0 + 90).votes_needed) == (1, 2)
+    waited = settle(trio, T0 + 90)[0]
+    assert (view(waited, 3, T0 + 90).votes, view(waited, 3, T0 + 90).votes_needed) == (1, 2)
     _, events = apply(trio, VoteEnd(3), T0 + 95)
     assert events == [ev.Voted(3, 2, 2), ev.Stopped(None, StopReason.VOTE)]
 
