@@ -153,7 +153,7 @@ def test_r18_computer_players_have_no_vote_and_are_not_waited_for() -> None:
 def test_r18_a_person_alone_with_a_computer_player_ends_the_game_by_voting() -> None:
     with started([ANN], robots=1) as scene:
         table = scene.table
-        seen = set()
+        seen: set[int | None] = set()
         for _ in range(12):  # the computer player plays by the timer; Ann plays her first card
             game = table.game()
             if game.phase is not Phase.PLAY or seen == {ANN.id, -1}:
