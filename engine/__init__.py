@@ -36,6 +36,7 @@ from engine.state import (
     DECISION_SECONDS,
     MAX_PLAYERS,
     MIN_PLAYERS,
+    UNTIMED_TURN,
     Game,
     Phase,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "MIN_PLAYERS",
     "RANKS",
     "SUITS",
+    "UNTIMED_TURN",
     "Bluff",
     "CallView",
     "Code",

@@ -4,7 +4,7 @@ A flat list, the version first, then the values of `Game`'s fields in their decl
 (`engine.state.FIELDS`): no key is stored, cards are 52-bit masks, so an 8-player game stays
 around half a kilobyte (one DynamoDB write unit is 1 KB), and decoding is one pass, cheap
 enough to run on every game action. When the fields change, bump `VERSION` and keep a reader
-for the old form, as for versions 1 and 2 below.
+for the old form, as for versions 1 to 3 below.
 """
 
 from __future__ import annotations
@@ -24,19 +24,24 @@ from engine.state import (
 )
 from engine.tally import COUNTERS
 
-VERSION = 3
+VERSION = 4
 
 # Version 1 had version 2's fields in the same order, with -1 for "no seat" where version 2 has
 # None (null). Version 3 added R20's clock, the moments, the vote and the reveal's counters
-# after them. Spelled out here because they must not follow `FIELDS` when that changes.
+# after them; version 4 when a player last acted (R18), after those. Spelled out here because
+# they must not follow `FIELDS` when that changes.
 V1_FIELDS = V2_FIELDS = (
     "opener", "updated", "phase", "ids", "names", "hands", "bullets", "out", "pile", "aside",
     "rank", "turn", "plays", "last", "shouted", "deadline", "winner",
+)  # fmt: skip
+V3_FIELDS = (
+    *V2_FIELDS, "moment", "clock", "ran_out", "votes", "tally", "boldest",
 )  # fmt: skip
 _V1_SEATS = ("turn", "shouted", "winner")
 
 _INT = frozenset({int})  # exact types: bool is an int subclass and has no place here
 _STR = frozenset({str})
+_NUMBER = frozenset({int, float})
 _PHASES = tuple(Phase)
 _BOLDEST = MAX_PLAYERS * MAX_PLAY * RANK_COUNT  # the packed bluff's greatest value
 
@@ -46,8 +51,8 @@ _UPDATED, _PHASE, _IDS, _NAMES, _HANDS, _BULLETS, _OUT, _LAST, _DEADLINE = (
     _AT[name]
     for name in ("updated", "phase", "ids", "names", "hands", "bullets", "out", "last", "deadline")
 )
-_MOMENT, _CLOCK, _RAN_OUT, _VOTES, _TALLY_AT, _BOLDEST_AT = (
-    _AT[name] for name in ("moment", "clock", "ran_out", "votes", "tally", "boldest")
+_MOMENT, _CLOCK, _RAN_OUT, _VOTES, _TALLY_AT, _BOLDEST_AT, _ACTED = (
+    _AT[name] for name in ("moment", "clock", "ran_out", "votes", "tally", "boldest", "acted")
 )
 
 
@@ -93,6 +98,8 @@ def _decode(value: Any) -> Game:
         value = _from_v1(value)
     if value[0] == 2:
         value = _from_v2(value)
+    if value[0] == 3:
+        value = _from_v3(value)
     elif value[0] != VERSION:
         raise CodecError("unknown codec version")
     stored = value[1:]  # converted in place: the caller's value is left as it was
@@ -105,6 +112,7 @@ def _decode(value: Any) -> Game:
     if not (
         set(map(type, [*ids, *hands, *bullets, *out, moment, ran_out, votes, boldest])) <= _INT
         and set(map(type, names)) <= _STR
+        and {type(stored[_UPDATED]), type(stored[_ACTED])} <= _NUMBER
         and type(phase) is int
         and 0 <= phase < len(_PHASES)
         and type(stored[_CLOCK]) is int
@@ -131,6 +139,7 @@ def _decode(value: Any) -> Game:
     stored[_BULLETS] = bullets.copy()
     stored[_OUT] = out.copy()
     stored[_UPDATED] = float(stored[_UPDATED])
+    stored[_ACTED] = float(stored[_ACTED])
     if stored[_DEADLINE] is not None:
         stored[_DEADLINE] = float(stored[_DEADLINE])
     if stored[_LAST] is not None:
@@ -174,4 +183,15 @@ def _from_v2(value: list[Any]) -> list[Any]:
         tally="" if lobby else None,
         boldest=0,
     )
+    return [3, *(old[name] for name in V3_FIELDS)]
+
+
+def _from_v3(value: list[Any]) -> list[Any]:
+    """A version 3 list in this version's form: the last change is the last act it knew of.
+    With the clock off, its awaited person had no time for the vote (R18): as before, their
+    vote is not needed until the next moment."""
+    if len(value) != 1 + len(V3_FIELDS):
+        raise CodecError("malformed game")
+    old = dict(zip(V3_FIELDS, value[1:], strict=True))
+    old["acted"] = old["updated"]
     return [VERSION, *(old[name] for name in FIELDS)]

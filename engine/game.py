@@ -16,7 +16,7 @@ from engine import tally
 from engine.cards import DECK_SIZE, RANK_COUNT, Mask, count, is_lie
 from engine.errors import Code, InvalidMove
 from engine.events import StopReason
-from engine.legal import due, turn_seat, verify
+from engine.legal import turn_seat, verify
 from engine.moves import (
     Expire,
     Forfeit,
@@ -38,6 +38,7 @@ from engine.state import (
     CLOCK_DEFAULT,
     DECISION_SECONDS,
     RUNNING,
+    UNTIMED_TURN,
     Game,
     LastPlay,
     Phase,
@@ -53,7 +54,7 @@ def open_table(
     (one of `CLOCK_CHOICES`), which `SetClock` may change until the start."""
     if clock not in CLOCK_CHOICES:
         raise InvalidMove(Code.BAD_CLOCK)
-    game = Game(opener=opener, updated=now, clock=clock)
+    game = Game(opener=opener, updated=now, clock=clock, acted=now)
     return game if name is None else apply(game, Join(opener, name), now)[0]
 
 
@@ -77,7 +78,7 @@ def apply(game: Game, move: Move, now: float) -> tuple[Game, list[ev.Event]]:
         out = []  # the usual case, spared a call: every move pays for this function
     verify(game, move, now)
     g = game.copy()
-    g.updated = now
+    g.updated = g.acted = now  # a player's move (R18's idle time); settling is nobody's
     match move:
         case Join(player, name):
             g.ids += (player,)
@@ -118,47 +119,58 @@ def apply(game: Game, move: Move, now: float) -> tuple[Game, list[ev.Event]]:
 
 
 def settle(game: Game, now: float) -> tuple[Game, list[ev.Event]]:
-    """Apply what the clock has decided by `now`, at its deadline exactly (`now` >= deadline):
-    R14's let-it-stand once the 45 seconds of a final play are over; R20's run-out, the table's
-    play or, the second time in a row, the forfeit; and the end of a game no person is left in.
+    """Apply what the clock has decided by `now`: every deadline passed, one after the other,
+    each at its own time (R20), however late it is noticed. R14's let-it-stand once the 45
+    seconds of a final play are over; R20's run-out, the table's play or, the second time in a
+    row, the forfeit; R18's vote, once the awaited person's time is over with the clock off;
+    and the end of a game no person is left in.
 
     `apply` starts with it; the timer calls it alone. Once settled, nothing more is due at
-    `now`: settling again changes nothing.
+    `now`: settling again changes nothing, and settling at any earlier times first changes
+    nothing either.
     """
-    if not due(game, now):
-        if game.out and game.phase in RUNNING and not _people_left(game):
-            # Only a game stored before R20 can get here: every move since checks it at once.
-            g = game.copy()
-            g.updated = now
-            out: list[ev.Event] = []
-            _stop(g, out, None, StopReason.NO_PERSON)
-            _follow(g, game, now, out)
-            return g, out
-        return game, []
+    out: list[ev.Event] = []
+    while game.deadline is not None and now >= game.deadline:  # each deadline is later
+        game = _decide(game, game.deadline, out)
+    if not out and game.out and game.phase in RUNNING and not _people_left(game):
+        # Only a game stored before R20 can get here: every move since checks it at once.
+        g = game.copy()
+        g.updated = now
+        _stop(g, out, None, StopReason.NO_PERSON)
+        _follow(g, game, now, out)
+        return g, out
+    return game, out
+
+
+def _decide(game: Game, at: float, out: list[ev.Event]) -> Game:
+    """What the deadline `at` decides, decided at `at`: the next moment starts there."""
     g = game.copy()
-    g.updated = now
-    out = []
+    g.deadline = None  # decided: what follows sets the next one
+    told = len(out)
     if g.phase is Phase.DECIDE:  # R14
         out.append(ev.LetStand(g.ids[_last(g).seat], None))
         _win(g, _last(g).seat, out)
-    else:  # R20
-        _run_out(g, now, out)
-    _follow(g, game, now, out)
-    return g, out
+    elif g.clock:  # R20
+        _run_out(g, at, out)
+    # Else R18: the awaited person's vote is no longer needed (`Game.voters`), nothing more.
+    _follow(g, game, at, out)
+    if len(out) > told:
+        g.updated = at
+    return g
 
 
 def _follow(g: Game, before: Game, now: float, out: list[ev.Event]) -> None:
-    """What any change brings: the end a vote was waiting for, and a new moment with the
-    awaited person's clock (R20)."""
-    if g.votes:
-        voters = g.voters()
-        if voters and not voters & ~g.votes:
-            _stop(g, out, None, StopReason.VOTE)
+    """What any change brings: a new moment with the awaited person's clock (R20), and the end
+    a vote was waiting for (R18), judged with whoever is awaited now."""
     if g.turn != before.turn or g.rank != before.rank or g.phase is not before.phase:
         g.moment += 1
         if g.phase is Phase.PLAY:  # DECIDE has R14's deadline, set with it
             person = g.ids[turn_seat(g)] > 0  # negative ids are computer players: no clock
-            g.deadline = now + g.clock if g.clock and person else None
+            g.deadline = now + (g.clock or UNTIMED_TURN) if person else None
+    if g.votes:
+        voters = g.voters()
+        if voters and not voters & ~g.votes:
+            _stop(g, out, None, StopReason.VOTE)
 
 
 def _people_left(g: Game) -> bool:

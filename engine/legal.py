@@ -59,8 +59,8 @@ def _verify_lobby(game: Game) -> None:
 def verify(game: Game, move: Move, now: float) -> None:
     """Raise the `MenteurError` that refuses `move` now, or return if it is allowed.
 
-    It judges the state as given: `apply` settles it first, so only a caller asking about a
-    state the clock has overtaken (`can`, on a stored game) meets a passed deadline here.
+    It judges the state as given: `apply` and `can` settle it first (`Timeout` aside), so only
+    a caller asking about a state the clock has overtaken meets a passed deadline here.
     """
     match move:
         case Join(player, name):
@@ -99,7 +99,7 @@ def verify(game: Game, move: Move, now: float) -> None:
                 raise IllegalMove(code)
             if game.turn != seat:
                 raise IllegalMove(Code.NOT_YOUR_TURN, game.ids[turn_seat(game)])
-            if due(game, now):  # R20: the table plays instead
+            if game.clock and due(game, now):  # R20: the table plays instead
                 raise IllegalMove(Code.DEADLINE_PASSED)
             if cards & ~game.hands[seat]:
                 raise IllegalMove(Code.CARDS_NOT_IN_HAND)
@@ -142,7 +142,7 @@ def verify(game: Game, move: Move, now: float) -> None:
         case Expire(idle_seconds):
             if game.phase is Phase.OVER:
                 raise IllegalMove(Code.GAME_OVER)
-            if now - game.updated < idle_seconds:
+            if now - game.acted < idle_seconds:
                 raise IllegalMove(Code.NOT_YET_DUE)
         case Forfeit(player):
             _running_seat(game, player)
@@ -161,7 +161,16 @@ def verify(game: Game, move: Move, now: float) -> None:
 
 
 def can(game: Game, move: Move, now: float) -> bool:
-    """Whether `move` would be accepted now: for screens to show only buttons that work."""
+    """Whether `move` would be accepted now: for screens to show only buttons that work.
+
+    Judged as `apply` judges it, on the game as the clock leaves it at `now`: a stored game
+    the clock has overtaken offers nothing that would then be refused.
+    """
+    if type(move) is not Timeout and (due(game, now) or game.out):
+        # Imported here: `engine.game` applies what this module allows, and imports it.
+        from engine.game import settle  # noqa: PLC0415
+
+        game = settle(game, now)[0]
     try:
         verify(game, move, now)
     except MenteurError:

@@ -21,6 +21,8 @@ DECISION_SECONDS = 45.0
 MAX_NAME = 64
 CLOCK_CHOICES = (0, 30, 60, 90, 180)  # R20: seconds a person has to play; 0: no clock
 CLOCK_DEFAULT = 90
+# R18: with the clock off, how long the person awaited to play counts for the vote to end.
+UNTIMED_TURN = 90
 
 
 class Phase(IntEnum):
@@ -69,8 +71,9 @@ class Game:
     last: LastPlay | None = None
     # Who shouted at play `plays`, so a later shout can be told who was first (R10).
     shouted: int | None = None
-    # When the awaited player's time is up: R14's decision in DECIDE; in PLAY, R20's clock when
-    # the awaited player is a person and the table has one. None otherwise.
+    # When the awaited player's time is up: R14's decision in DECIDE; in PLAY, when the awaited
+    # player is a person, R20's clock, or with the clock off the moment their vote stops being
+    # needed (R18, `UNTIMED_TURN`). None otherwise, and once that moment has passed.
     deadline: float | None = None
     winner: int | None = None  # None until the game is over, and after it when stopped
     moment: int = 0  # changes whenever the awaited player, the expected rank or the phase does
@@ -81,6 +84,9 @@ class Game:
     # within it: "" while all are 0; None for a game begun before they were kept.
     tally: str | None = ""
     boldest: int = 0  # the boldest bluff that stood so far, packed (`boldest_bluff`); 0: none
+    # R18: when a player (person or computer) last made a move, for the idle end. `updated` is
+    # when the game last changed, the table's play included: that is nobody acting.
+    acted: float = 0.0
 
     def copy(self) -> Game:
         """A copy with lists of its own, for `apply` to change in place.
@@ -130,13 +136,15 @@ class Game:
         return self.phase is Phase.OVER and self.winner is None
 
     def voters(self) -> int:
-        """The seats whose votes end the game, as bits: every person still in it but the one
-        awaited. 0 when the game is not running, or when that leaves nobody."""
+        """The seats whose votes end the game, as bits (R18): every person still in it, but the
+        one awaited to play once their time is over (with the clock off: `UNTIMED_TURN`; with
+        it on, the table plays for them instead). 0 when the game is not running."""
         if self.phase not in RUNNING:
             return 0
+        waited_out = self.turn if self.phase is Phase.PLAY and self.deadline is None else None
         bits = 0
         for seat, player in enumerate(self.ids):
-            if player > 0 and seat != self.turn and seat not in self.out:
+            if player > 0 and seat != waited_out and seat not in self.out:
                 bits |= 1 << seat
         return bits
 

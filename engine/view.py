@@ -108,7 +108,9 @@ def view(game: Game, player: int | None, now: float) -> View:
     """What `player` may see of `game` at `now`, and which moves are open to them.
 
     `player=None`, or a player not seated at the table, gets the group's view: no hand, no
-    move of their own. `now` matters for the moves: past a final play's deadline, none is open.
+    move of their own. It shows `game` as given (callers settle it first), and its moves as
+    the clock leaves them at `now` (`can`): a screen drawn from a stored game the clock has
+    overtaken offers no move that `apply` would then refuse.
     """
     seat = game.seat_of(player) if player is not None else None
     last = game.last
@@ -118,7 +120,10 @@ def view(game: Game, player: int | None, now: float) -> View:
         call = CallView(game.ids[last.seat], count(last.cards), last.rank, last.play, final)
     shooters = [] if last is None else [p for p in game.ids if p != game.ids[last.seat]]
     voters = game.voters()
-    timed_out = game.deadline is not None and now >= game.deadline
+    # R14's 45 seconds and R20's clock are shown; with the clock off, the moment the awaited
+    # person's vote stops being needed (R18) is not a time anyone has to keep.
+    timed = game.phase is Phase.DECIDE or game.clock
+    ran_out = bool(game.clock) and game.deadline is not None and now >= game.deadline
     return View(
         phase=game.phase,
         viewer=player if seat is not None else None,
@@ -140,11 +145,11 @@ def view(game: Game, player: int | None, now: float) -> View:
         plays=game.plays,
         last=call,
         awaited=game.awaited,
-        deadline=game.deadline,
+        deadline=game.deadline if timed else None,
         winner=None if game.winner is None else game.ids[game.winner],
         ranking=game.ranking(),
-        can_play=(
-            seat is not None and game.phase is Phase.PLAY and game.turn == seat and not timed_out
+        can_play=(  # `can` without the cards: the table plays at R20's deadline
+            seat is not None and game.phase is Phase.PLAY and game.turn == seat and not ran_out
         ),
         can_shout=player is not None and can(game, Shout(player, game.plays), now),
         can_let_stand=player is not None and can(game, LetItStand(player, game.plays), now),

@@ -174,8 +174,13 @@ class Say:
 
 @record
 class Tick:
-    """The timer's look at a game: the 45-second mark and R20's clock (both `settle`), a
-    computer player's move, an idle end, R20's reminder, a redraw owed after a flood limit."""
+    """The timer's look at a game: every deadline passed (`settle`: R14's 45 seconds, R20's
+    clock, R18's vote), or else a computer player's move or an idle end; R20's reminder; a
+    redraw owed after a flood limit.
+
+    What the clock decided is written and drawn on its own: a computer player takes its
+    usual seconds after the table's play for an absent person, as after any play, so the
+    group sees that play and can shout Liar! at it (R10) before the next one."""
 
     idle_expiry: float
 
@@ -192,20 +197,24 @@ class Tick:
     def _decide(self, record: Record, now: float) -> Decision:
         game: Game | None = record.game
         owed = record.owed is not None and now >= record.owed
-        due = timing.game_due(record, self.idle_expiry)  # `record.due` may be an owed redraw's
-        remind = timing.reminder_due(record)
+        remind = timing.reminder_due(record)  # the stored moment's, before the clock moves it
         events: list[Event] = []
+        settled = False
         if game is not None and game.phase is not Phase.OVER:
             game, events = settle(game, now)
-            if game.phase is not Phase.OVER and due is not None and now >= due:
+            settled = game is not record.game
+            record.game = game
+            due = timing.game_due(record, self.idle_expiry)  # `record.due` may be a redraw's
+            # Nothing after what the clock told: the next look follows it, a few seconds on.
+            if not events and game.phase is not Phase.OVER and due is not None and now >= due:
                 move = timing.computer_move(record, game, now)
-                if move is None and now - game.updated >= self.idle_expiry:
+                if move is None and now - game.acted >= self.idle_expiry:
                     move = Expire(self.idle_expiry)
                 if move is not None:
-                    game, more = apply(game, move, now)
-                    events += more
-            record.game = game
-        reminded = game is not None and not events and remind is not None and now >= remind
+                    game, events = apply(game, move, now)
+                    record.game = game
+        reminded = game is not None and not settled and not events
+        reminded = reminded and remind is not None and now >= remind
         # Only when nothing else happened: the moment is then the one whose reminder is due.
         reminder = self._remind(record, game, now) if reminded and game is not None else []
         if owed:
@@ -217,8 +226,11 @@ class Tick:
             return Decision(
                 write=True, events=events, all_hands=True, result=result, extra=reminder
             )
-        if events:
-            return Decision(write=True, events=events)
+        if events or settled:
+            # Settled with nothing told: R18's vote no longer needs the awaited person's, and
+            # the End game button, if anyone voted, says so.
+            redraw = bool(events) or (game is not None and game.votes != 0)
+            return Decision(write=True, events=events, redraw=redraw)
         if reminded:
             # Written with the moment reminded of, so that a timer fired again (or twice at
             # once: one write wins) sends no second one; no screen changes.

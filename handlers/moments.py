@@ -305,10 +305,7 @@ def note(
         case ev.DecisionPassed(decider=decider):
             return t(lang, "note_decision_passed", name=name(decider))
         case ev.Voted(player=player, votes=votes, needed=needed):
-            # The awaited player's vote waits for the turn to pass (a vote ends the game only
-            # once every person but the awaited one has voted).
-            key = "note_voted_awaited" if player == game.awaited else "note_voted"
-            return t(lang, key, name=name(player), votes=votes, needed=needed)
+            return t(lang, "note_voted", name=name(player), votes=votes, needed=needed)
         case ev.Won():
             return _how_won(before, game, lang) or t(lang, "winner", name=name(event.winner))
         case ev.Stopped():

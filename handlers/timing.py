@@ -61,8 +61,10 @@ def game_due(record: Record, idle_expiry: float) -> float | None:
     # The idle end is due within the hour after the expiry, on the hour: `due` is the key of
     # the timers' index, and a key that moved with every move would cost two more index
     # writes per move (a delete and a put) for a deadline nobody needs to the second.
-    due = math.ceil((game.updated + idle_expiry) / IDLE_GRANULARITY) * IDLE_GRANULARITY
-    if game.deadline is not None:  # R14's 45 seconds, or R20's clock
+    due = math.ceil((game.acted + idle_expiry) / IDLE_GRANULARITY) * IDLE_GRANULARITY
+    # R14's 45 seconds, R20's clock; with the clock off, R18's vote: its deadline changes
+    # something only once somebody voted (a vote made later settles it first).
+    if game.deadline is not None and (game.clock or game.votes or game.phase is Phase.DECIDE):
         due = min(due, game.deadline)
     # R20's reminder comes first: with a clock, `due` moves with every person's turn after all
     # (two index writes a play, the price of a timer at each turn's mark).
@@ -70,7 +72,8 @@ def game_due(record: Record, idle_expiry: float) -> float | None:
     if remind is not None:
         due = min(due, remind)
     computers = game.phase is not Phase.LOBBY and any(p < 0 for p in game.ids)
-    # A computer player acts a few seconds after the game last changed (its turn began).
+    # A computer player acts a few seconds after the game last changed (its turn began), the
+    # table's play for an absent person included: people see that play, and may shout at it.
     if computers and computer_move(record, game, game.updated) is not None:
         delay = computer_rng(record, game).uniform(*COMPUTER_DELAY)
         due = min(due, game.updated + delay)
@@ -93,4 +96,4 @@ def expiry(record: Record, now: float, idle_expiry: float) -> int:
     game = record.game
     if game is None or game.phase is Phase.OVER:
         return int(now + FINISHED_KEPT)
-    return int(game.updated + idle_expiry + FINISHED_KEPT)
+    return int(game.acted + idle_expiry + FINISHED_KEPT)

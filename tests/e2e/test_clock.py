@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from engine import CLOCK_DEFAULT, Phase, settle
+from engine import CLOCK_DEFAULT, Phase, settle, view
 from engine import events as ev
-from engine.cards import RANKS
+from engine.cards import RANKS, is_lie
 from handlers import callbacks, timer
 from handlers.callbacks import Kind
 from handlers.text import FSI, PDI, RLM, t, tn
@@ -235,7 +235,7 @@ def test_r20_off_means_no_clock_and_no_reminder() -> None:
             table.join(person)
         table.press_button(players[0], table.group_message_with(Kind.START), Kind.START)
         game = table.game()
-        assert (game.clock, game.deadline) == (0, None)
+        assert game.clock == 0 and view(game, None, table.clock.now).deadline is None
         assert "turn clock" not in table_text(table) and "plays by" not in table_text(table)
         due = table.record().due
         assert due is not None and due - table.clock.now > 23 * 3600, "only the idle end"
@@ -508,3 +508,116 @@ def test_r20_the_opener_sets_this_games_clock_only_and_the_chats_stays_an_admins
         assert table.game().clock == 60
         as_anonymous_admin(table, "/settings 180")
         assert (table.game().clock, table.record().clock) == (180, 180)
+
+
+# --- every instant in its turn: the table's play seen, late timers caught up -------------------
+
+
+def fire_due(table: Table, late: float = 0.3) -> None:
+    """The SQS message set for the record's `due`, delivered `late` seconds after it, as SQS
+    delivers delay messages."""
+    due = table.record().due
+    assert due is not None
+    table.clock.now = max(table.clock.now, due + late)
+    fire(table, due)
+
+
+def shown_plays(texts: list[str], name: str) -> int:
+    """How many of the table's successive texts newly told a play by `name`."""
+    notes = [text.split("\n")[-1] for text in texts]
+    told = [n for i, n in enumerate(notes) if i == 0 or n != notes[i - 1]]
+    return sum(n.startswith((f"{name}: Called", f"No play from {name} in")) for n in told)
+
+
+def test_r20_the_tables_play_before_a_computer_player_is_seen_and_open_to_liar() -> None:
+    ann, bob = Person(101, "Ann"), Person(102, "Bob")
+    with running_bot(seed=5) as table:
+        table.say(ann, "/newgame 30")
+        table.join(ann)
+        table.join(bob)
+        table.say(ann, "/addbot")
+        table.press_button(ann, table.group_message_with(Kind.START), Kind.START)
+        ids = table.game().ids
+        robot = next(p for p in ids if p < 0)
+        silent = by_id([ann, bob], ids[ids.index(robot) - 1])  # the seat before the computer
+        other = bob if silent is ann else ann
+        texts: list[str] = []
+        for _ in range(12):  # the others play until it is the silent person's turn
+            game = table.game()
+            if game.awaited == silent.id and game.phase is Phase.PLAY:
+                break
+            if game.awaited == other.id and game.phase is Phase.PLAY:
+                table.play(other, {min(table.hand(other))})
+            else:
+                fire_due(table)
+            texts.append(table_text(table))
+        game = table.game()
+        assert game.awaited == silent.id and game.deadline is not None
+        deadline = game.deadline
+        fire_due(table)  # the reminder
+        assert table.game() == game and table.record().due == deadline
+        fire_due(table)  # the deadline, its message delivered 0.3 s late
+        texts.append(table_text(table))
+        played = table.game()
+        assert played.plays == game.plays + 1 and played.awaited == robot, "the table alone"
+        assert played.last is not None and played.ids[played.last.seat] == silent.id
+        n, rank = played.last.cards.bit_count(), RANKS[played.last.rank]
+        assert table_text(table).split("\n")[-1] == (
+            f"No play from {silent.name} in 30 s: the table played for them (Called: {n} × {rank})."
+        )
+        due = table.record().due
+        assert due is not None and 3.0 <= due - deadline <= 5.0, "the computer takes its time"
+        # One second later, a Liar! is judged against the table's play.
+        table.clock.now = deadline + 1
+        table.press_button(other, table.group_message_with(Kind.SHOUT), Kind.SHOUT)
+        challenged = table.game()
+        assert challenged.shouted == challenged.ids.index(other.id) and challenged.pile == 0
+        lie = is_lie(played.last.cards, played.last.rank)
+        loser = silent if lie else other
+        held = played.hands[played.ids.index(loser.id)].bit_count()
+        assert len(table.hand(loser)) == held + played.pile.bit_count(), "the pile, picked up"
+        texts.append(table_text(table))
+        table.say(ann, "/stop")
+        # The reveal counts the plays the group was shown, the table's included.
+        stats = view(table.game(), None, table.clock.now).stats
+        for person in (ann, bob):
+            made = next(s.plays for s in stats if s.player == person.id)
+            assert made == shown_plays(texts, person.name), person.name
+
+
+def test_r20_one_tick_catches_up_every_deadline_missed_while_the_timer_was_down() -> None:
+    players = people(3)
+    with running_bot(seed=3) as table:
+        open_and_start(table, players, "/newgame 30")
+        stored, started = table.game(), table.clock.now
+        version = table.record().version
+        private = {p.id: len(sent_to(table, p.id)) for p in players}
+        table.clock.now = started + 200  # no timer fired for 200 s
+        table.tick()
+        caught_up, events = settle(stored, started + 200)
+        assert table.game() == caught_up and table.record().version == version + 1
+        # In order, each at its own time: three run-outs, then the second ones forfeit.
+        assert [type(e) for e in events if isinstance(e, ev.TablePlayed | ev.Forfeited)] == [
+            ev.TablePlayed,
+            ev.TablePlayed,
+            ev.TablePlayed,
+            ev.Forfeited,
+            ev.Forfeited,
+        ]
+        assert caught_up.phase is Phase.OVER and caught_up.updated == started + 150
+        # No reminder for a turn already decided; the forfeits are told in private.
+        for person in players:
+            new = [plain(s) for s in sent_to(table, person.id)[private[person.id] :]]
+            assert not any("left to play" in s for s in new), person.name
+
+
+def test_r20_a_late_timer_gives_the_next_person_their_clock_from_the_deadline() -> None:
+    players = people(2)
+    with running_bot(seed=3) as table:
+        open_and_start(table, players, "/newgame 30")
+        started = table.clock.now
+        table.clock.now = started + 50  # the sweep, 20 s after the run-out
+        table.tick()
+        game = table.game()
+        assert game.plays == 1 and game.deadline == started + 60
+        assert table.record().due == started + 50, "the reminder at a third of 30 s left"

@@ -1,16 +1,18 @@
-"""The vote to end a game (R18, the engine's decision): the table's End game button, pressed
-through the webhook by the seated people, counted on the table, refused with a reason in the
-presser's language, and the end it brings told with the game's reveal (R16)."""
+"""The vote to end a game (R18): the table's End game button, pressed through the webhook by the
+seated people, counted on the table against the votes needed now, refused with a reason in the
+presser's language, and the end it brings told with the game's reveal (R16). The awaited person
+counts, until their clock is over (90 s when it is off: a deadline the timer decides)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
 
-from engine import Phase
-from handlers import callbacks
+from engine import UNTIMED_TURN, Phase
+from handlers import callbacks, timer
 from handlers.callbacks import Kind, Press
 from handlers.text import FSI, PDI, RLM, t
 from tests.support import GROUP, Person
@@ -30,11 +32,13 @@ def plain(text: str) -> str:
 
 
 @contextmanager
-def started(seated: list[Person], robots: int = 0, lang: str = "en") -> Iterator[Scene]:
+def started(
+    seated: list[Person], robots: int = 0, lang: str = "en", command: str = "/newgame"
+) -> Iterator[Scene]:
     """`seated` at the table (the first opened it) and `robots` computer players; started."""
     with running_bot(seed=5) as table:
         people = [Person(p.id, p.name, lang) for p in seated]
-        table.say(people[0], "/newgame")
+        table.say(people[0], command)
         for person in people:
             table.join(person)
         for _ in range(robots):
@@ -60,25 +64,27 @@ def vote(table: Table, person: Person) -> str | None:
 
 
 def voters(scene: Scene) -> list[Person]:
-    """The seated people who are not awaited: their votes end the game."""
+    """The seated people, the awaited one last: with a clock, every one of them must vote."""
     game = scene.table.game()
-    return [p for p in scene.players if p.id != game.awaited]
+    return sorted(scene.players, key=lambda p: p.id == game.awaited)
 
 
-def test_r18_every_person_but_the_awaited_one_votes_and_the_game_stops() -> None:
+def test_r18_every_person_votes_the_awaited_one_included_and_the_game_stops() -> None:
     with started([ANN, BOB, CHLOE]) as scene:
         table = scene.table
-        first, second = voters(scene)
+        first, second, awaited = voters(scene)
         assert table_text(table)[1].endswith("End game"), "offered before anyone voted"
 
         assert vote(table, first) is None, "accepted: no refusal"
         shown, labels = table_text(table)
-        assert labels.endswith("End game 1/2")
-        assert shown.endswith(f"{first.name} voted to end the game (1/2).")
-        assert table.game().phase is Phase.PLAY, "a partial vote stops nothing"
+        assert labels.endswith("End game 1/3")
+        assert shown.endswith(f"{first.name} voted to end the game (1/3).")
+        assert vote(table, second) is None
+        assert table_text(table)[1].endswith("End game 2/3")
+        assert table.game().phase is Phase.PLAY, "the awaited person has not voted"
 
         sent = len(table.tg.calls("sendMessage", chat_id=GROUP))
-        assert vote(table, second) is None
+        assert vote(table, awaited) is None
         game = table.game()
         assert game.phase is Phase.OVER and game.winner is None
         shown, labels = table_text(table)
@@ -107,7 +113,7 @@ def test_r18_a_second_vote_a_stranger_and_an_old_button_are_refused_in_the_press
         first = Person(voters(scene)[0].id, voters(scene)[0].name, lang)
         vote(table, first)
         shown, labels = table_text(table)
-        assert labels.endswith("End game 1/2")
+        assert labels.endswith("End game 1/3")
         eve = Person(EVE.id, EVE.name, lang)
         for person, key in ((first, "refusal_already_voted"), (eve, "refusal_not_a_player")):
             before = games(scene)
@@ -123,7 +129,8 @@ def test_r18_a_second_vote_a_stranger_and_an_old_button_are_refused_in_the_press
         assert said == t(lang, "old_game") and games(scene) == before
         # After the end, the End game of an old copy of the table is told the game is over.
         stale = callbacks.encode(Press(Kind.VOTE, GROUP, record.game_id))
-        vote(table, voters(scene)[1])
+        for person in voters(scene)[1:]:
+            vote(table, person)
         assert table.game().phase is Phase.OVER
         said = answer_text(table.press(first, GROUP, record.table_msg or 0, stale))
         assert said == t(lang, "refusal_game_over")
@@ -132,32 +139,27 @@ def test_r18_a_second_vote_a_stranger_and_an_old_button_are_refused_in_the_press
 def test_r18_computer_players_have_no_vote_and_are_not_waited_for() -> None:
     with started([ANN, BOB], robots=1) as scene:
         table = scene.table
-        game = table.game()
-        people = [p for p in scene.players if p.id != game.awaited]
-        needed = len(people)
-        assert needed in (1, 2), "the people but the awaited one; never the computer player"
+        first, second = scene.players
         assert table_text(table)[1].endswith("End game")
-        vote(table, people[0])
-        if needed == 2:  # the computer player is to play: both people must vote
-            assert table_text(table)[1].endswith("End game 1/2")
-            assert table.game().phase is Phase.PLAY
-            vote(table, people[1])
+        vote(table, first)
+        assert table_text(table)[1].endswith("End game 1/2"), "the two people, not the computer"
+        assert table.game().phase is Phase.PLAY
+        vote(table, second)
         game = table.game()
         assert game.phase is Phase.OVER and game.winner is None
         assert table_text(table)[0].endswith(t("en", "stopped_vote"))
 
 
-def test_r18_a_game_whose_only_person_is_awaited_offers_no_vote() -> None:
+def test_r18_a_person_alone_with_a_computer_player_ends_the_game_by_voting() -> None:
     with started([ANN], robots=1) as scene:
         table = scene.table
-        seen = set()
+        seen: set[int | None] = set()
         for _ in range(12):  # the computer player plays by the timer; Ann plays her first card
             game = table.game()
-            if game.phase is not Phase.PLAY:
+            if game.phase is not Phase.PLAY or seen == {ANN.id, -1}:
                 break
             message = table.tg.message(GROUP, table.record().table_msg or 0)
-            offered = button(message, Kind.VOTE) is not None
-            assert offered == (game.awaited != ANN.id), "Ann alone votes, when she is not awaited"
+            assert button(message, Kind.VOTE) is not None, "Ann has the vote, awaited or not"
             seen.add(game.awaited)
             if game.awaited == ANN.id:
                 table.play(ANN, {min(table.hand(ANN))})
@@ -165,3 +167,42 @@ def test_r18_a_game_whose_only_person_is_awaited_offers_no_vote() -> None:
                 table.clock.advance(6)
                 table.tick()
         assert seen == {ANN.id, -1}, "both turns were seen"
+        vote(table, ANN)
+        assert table.game().stopped
+
+
+def test_r18_in_a_two_person_game_one_vote_ends_nothing_while_the_other_plays() -> None:
+    with started([ANN, BOB], command="/newgame 30") as scene:
+        table = scene.table
+        game = table.game()
+        other = voters(scene)[0]
+        vote(table, other)
+        assert table_text(table)[1].endswith("End game 1/2")
+        assert game.deadline is not None
+        table.clock.now = game.deadline  # the table plays for the awaited one: still 1/2
+        table.tick()
+        game = table.game()
+        assert game.phase is Phase.PLAY and game.plays == 1 and game.awaited == other.id
+        assert table_text(table)[1].endswith("End game 1/2")
+
+
+def test_r18_with_the_clock_off_the_timer_ends_the_vote_90_seconds_into_a_silent_turn() -> None:
+    with started([ANN, BOB, CHLOE], command="/newgame off") as scene:
+        table = scene.table
+        begun = table.clock.now
+        first, second, awaited = voters(scene)
+        assert table.record().due != begun + UNTIMED_TURN, "no timer while nobody voted"
+        table.clock.advance(10)
+        vote(table, first)
+        assert table.record().due == begun + UNTIMED_TURN, "the timer is set for that instant"
+        table.clock.now = begun + UNTIMED_TURN  # the SQS message, on time
+        body = json.dumps({"chat": GROUP, "at": begun + UNTIMED_TURN})
+        timer.handle({"Records": [{"messageId": "m", "body": body}]}, table.rt)
+        assert table.game().phase is Phase.PLAY, "the second one has not voted"
+        assert table_text(table)[1].endswith("End game 1/2"), "the awaited one no longer counts"
+        table.clock.advance(5)
+        vote(table, second)
+        game = table.game()
+        assert game.stopped and game.updated == begun + UNTIMED_TURN + 5
+        assert table_text(table)[0].endswith(t("en", "stopped_vote"))
+        assert awaited.id not in {game.ids[s] for s in range(3) if game.votes >> s & 1}

@@ -26,6 +26,7 @@ def table(*hands: str, rank: str = "A", turn: int = 0, rest_to: int = -1) -> Gam
     return Game(
         opener=1,
         updated=T0,
+        acted=T0,
         phase=Phase.PLAY,
         ids=tuple(range(1, n + 1)),
         names=NAMES[:n],

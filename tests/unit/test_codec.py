@@ -52,7 +52,7 @@ def test_encode_then_decode_gives_back_the_same_game() -> None:
 
 def test_the_stored_form_is_a_flat_list_led_by_its_version() -> None:
     stored = encode(eight_player_game_mid_play())
-    assert isinstance(stored, list) and stored[0] == VERSION == 3
+    assert isinstance(stored, list) and stored[0] == VERSION == 4
 
 
 # A table awaiting Bob's decision on Ann's final play, and the same table once Bob let it stand.
@@ -70,6 +70,7 @@ DECIDING = Game(
     plays=1,
     last=LastPlay(play=1, seat=0, cards=65536, rank=0),
     deadline=1_000_045.0,
+    acted=1_000_000.0,
 )
 WON = Game(
     opener=1,
@@ -83,17 +84,31 @@ WON = Game(
     rank=1,
     plays=1,
     winner=0,
+    acted=1_000_005.0,
 )
 
 
 def test_the_stored_order_is_pinned_so_a_change_to_the_fields_is_a_new_version() -> None:
     # Game's fields in their declared order; null where no seat is meant. Then the moment,
     # the clock, the seats whose clock ran out and the votes (bits by seat), the counters and
-    # the boldest bluff.
+    # the boldest bluff; when a player last acted.
     assert encode(DECIDING) == [
-        3, 1, 1000000.0, 2, [1, 2], ["Ann", "Bob"], [0, 4503599627304959], [3, 3], [],
+        4, 1, 1000000.0, 2, [1, 2], ["Ann", "Bob"], [0, 4503599627304959], [3, 3], [],
         65536, 0, 1, 1, 1, [1, 0, 65536, 0], None, 1000045.0, None, 0, 0, 0, 0, "", 0,
+        1000000.0,
     ]  # fmt: skip
+
+
+# Written by version 3, as tables deployed before version 4 hold them.
+V3_DECIDING = [
+    3, 1, 1000000.0, 2, [1, 2], ["Ann", "Bob"], [0, 4503599627304959], [3, 3], [],
+    65536, 0, 1, 1, 1, [1, 0, 65536, 0], None, 1000045.0, None, 0, 0, 0, 0, "", 0,
+]  # fmt: skip
+
+
+def test_r18_a_version_3_game_decodes_with_its_last_change_as_its_last_act() -> None:
+    assert decode(V3_DECIDING) == DECIDING
+    assert decode(json.loads(json.dumps(encode(decode(V3_DECIDING))))) == DECIDING
 
 
 # Written by version 1 (-1 for no seat), as tables deployed before version 2 hold them.
@@ -113,7 +128,7 @@ V1_SHOUTED = [
 
 
 def test_a_version_1_game_decodes_with_none_for_no_seat() -> None:
-    lobby = Game(opener=11, updated=1764400000.5, ids=(11,), names=("Ann",))
+    lobby = Game(opener=11, updated=1764400000.5, ids=(11,), names=("Ann",), acted=1764400000.5)
     assert lobby.turn is lobby.shouted is lobby.winner is None
     assert decode(V1_LOBBY) == lobby
     # No clock before version 3; a game begun counts moments from its play number and has
@@ -157,10 +172,12 @@ def altered(index: int, value: object) -> list[object]:
         None,
         [],
         {},
-        [4, *GOOD[1:]],  # no such version
+        [5, *GOOD[1:]],  # no such version
         [True, *GOOD[1:]],
         [1, *GOOD[1:]][:-1],  # a version 1 list one field short
         [*V1_LOBBY, 0],
+        V3_DECIDING[:-1],  # a version 3 list one field short
+        altered(len(GOOD) - 1, "1000000.0"),  # when a player last acted: a number
         GOOD[:-1],
         [*GOOD, 0],
         altered(3, 9),  # no such phase

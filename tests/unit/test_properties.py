@@ -72,14 +72,19 @@ def check_invariants(game: Game) -> None:
             ranking = game.ranking()
             assert ranking[0] == game.ids[game.winner] and sorted(ranking) == sorted(game.ids)
     # I4: exactly one thing awaited, and timed when it must be: R14's decision always, R20's
-    # play when a person is awaited at a table with a clock.
+    # play when a person is awaited at a table with a clock; with the clock off, a person's
+    # vote is needed until a deadline (R18), which passes.
     running = game.phase in (Phase.PLAY, Phase.DECIDE)
     if running:
         assert game.turn is not None and game.in_game(game.turn)
         assert game.awaited == game.ids[game.turn]
         person = game.ids[game.turn] > 0
-        timed = game.phase is Phase.DECIDE or (person and game.clock > 0)
-        assert (game.deadline is not None) == timed
+        if game.phase is Phase.DECIDE or (person and game.clock > 0):
+            assert game.deadline is not None
+        elif not person:
+            assert game.deadline is None
+        else:
+            assert view(game, None, game.updated).deadline is None, "no time to show"
     else:
         assert game.turn is None and game.awaited is None and game.deadline is None
     # R20: a running game has a person in it; the vote has not ended it yet.
@@ -205,6 +210,28 @@ class MenteurMachine(RuleBasedStateMachine):
     @rule()
     def the_clock_settles(self) -> None:
         self.game, _ = settle(self.game, self.now)
+
+    @rule(data=st.data(), later=st.floats(0, 60) | st.floats(0, 1000))
+    def settling_once_at_t_equals_settling_at_every_deadline_up_to_t(
+        self, data: st.DataObject, later: float
+    ) -> None:
+        # R20: however late the timer comes, each deadline decides at its own time.
+        t = self.now + later
+        once = settle(self.game, t)
+        game, events = self.game, []
+        while game.deadline is not None and game.deadline <= t:
+            game, more = settle(game, game.deadline)
+            events += more
+        assert settle(game, t) == (game, []) and (game, events) == once
+        # Any times in between, too: the timer firing late, early, twice.
+        offsets = data.draw(st.lists(st.floats(0, later), max_size=4))
+        game, events = self.game, []
+        for offset in [*sorted(offsets), later]:
+            game, more = settle(game, self.now + offset)
+            events += more
+        assert (game, events) == once
+        for happened in events:
+            event(f"caught up: {type(happened).__name__}")
 
     @rule(data=st.data())
     def a_computer_player_acts(self, data: st.DataObject) -> None:

@@ -616,34 +616,35 @@ def rows_of(screen: Screen) -> list[list[str]]:
 
 
 def test_r18_end_game_sits_under_the_moves_and_counts_the_votes_once_someone_voted() -> None:
-    game = lie_on_the_pile()  # Chloé (3) is to play: Ann, Bob and Driss have the vote
+    game = lie_on_the_pile()  # Chloé (3) is to play: all four have the vote
     assert rows_of(render.table(game, PLACE, "en", T0)) == [["Liar!"], ["End game"]]
     game, events = apply(game, VoteEnd(1), T0)
     for lang, label, said in (
-        ("en", "End game 1/3", "Ann voted to end the game (1/3)."),
-        ("ar", "إنهاء المباراة (1 من 3)", "صوّت Ann لإنهاء المباراة (1 من 3)."),
+        ("en", "End game 1/4", "Ann voted to end the game (1/4)."),
+        ("ar", "إنهاء المباراة (1 من 4)", "صوّت Ann لإنهاء المباراة (1 من 4)."),
     ):
         screen = render.table(game, PLACE, lang, T0, moments.note(events, game, lang))
         assert buttons(screen)[-1] == (label, Press(Kind.VOTE, CHAT, GAME_ID))
         assert lines_of(screen)[-1] == said
         check_direction(screen.text, lang)
     game, _ = apply(game, Play(3, cards("5♠")), T0)  # the moves do not reset the votes
-    assert rows_of(render.table(game, PLACE, "en", T0)) == [["Liar!"], ["End game 1/3"]]
+    assert rows_of(render.table(game, PLACE, "en", T0)) == [["Liar!"], ["End game 1/4"]]
 
 
-def test_r18_the_awaited_players_vote_counts_once_the_turn_passes() -> None:
+def test_r18_the_awaited_persons_vote_counts_and_is_not_needed_after_90_seconds() -> None:
     game, events = apply(lie_on_the_pile(), VoteEnd(3), T0)  # Chloé, who is to play
-    assert plain(moments.note(events, game, "en") or "") == (
-        "Chloé voted to end the game: the vote counts once it is someone else's turn (0/3)."
-    )
-    assert rows_of(render.table(game, PLACE, "en", T0))[-1] == ["End game"]
-    game, _ = apply(game, Play(3, cards("5♠")), T0)  # Driss is to play: Chloé's vote counts
-    assert rows_of(render.table(game, PLACE, "en", T0))[-1] == ["End game 1/3"]
+    assert plain(moments.note(events, game, "en") or "") == "Chloé voted to end the game (1/4)."
+    assert rows_of(render.table(game, PLACE, "en", T0))[-1] == ["End game 1/4"]
+    game, _ = apply(game, VoteEnd(1), T0 + 1)
+    assert rows_of(render.table(game, PLACE, "en", T0 + 89))[-1] == ["End game 2/4"]
+    # The clock is off: 90 seconds into her turn, only Ann's vote counts, of three needed.
+    game, _ = settle(game, T0 + 90)
+    assert rows_of(render.table(game, PLACE, "en", T0 + 90))[-1] == ["End game 1/3"]
 
 
 def test_r18_the_last_vote_stops_the_game_and_its_buttons_go() -> None:
     game = lie_on_the_pile()
-    for player in (1, 2):
+    for player in (1, 2, 3):
         game, _ = apply(game, VoteEnd(player), T0)
     game, events = apply(game, VoteEnd(4), T0)
     assert events[-1] == ev.Stopped(None, ev.StopReason.VOTE)
@@ -658,15 +659,15 @@ def test_r18_the_last_vote_stops_the_game_and_its_buttons_go() -> None:
     assert screen.buttons == ()
 
 
-def test_r18_only_people_vote_and_nobody_votes_when_the_only_person_is_awaited() -> None:
+def test_r18_only_people_vote_and_a_person_alone_with_computers_may_end_it() -> None:
     people_and_computers = dataclasses.replace(lie_on_the_pile(), ids=(1, -2, 3, -4))
-    assert view(people_and_computers, None, T0).votes_needed == 1  # Ann: Chloé is to play
+    assert view(people_and_computers, None, T0).votes_needed == 2  # Ann, and Chloé to play
     with pytest.raises(IllegalMove):
         apply(people_and_computers, VoteEnd(-2), T0)
     assert rows_of(render.table(people_and_computers, PLACE, "en", T0))[-1] == ["End game"]
     alone = dataclasses.replace(people_and_computers, ids=(-1, -2, 3, -4))
-    assert view(alone, None, T0).votes_needed == 0
-    assert all(p.kind is not Kind.VOTE for _, p in buttons(render.table(alone, PLACE, "en", T0)))
+    assert view(alone, None, T0).votes_needed == 1
+    assert rows_of(render.table(alone, PLACE, "en", T0))[-1] == ["End game"]
 
 
 def test_the_end_shows_the_winner_and_the_final_ranking_with_cards_left() -> None:

@@ -521,7 +521,7 @@ def test_r19_the_final_player_forfeits_and_the_decider_plays_next() -> None:
     game = final_play(truth=False)
     game, events = apply(game, Forfeit(1), T0 + 2)
     assert events == [ev.Forfeited(1), ev.TurnPassed(2)]
-    assert game.phase is Phase.PLAY and game.awaited == 2 and game.deadline is None
+    assert game.phase is Phase.PLAY and game.awaited == 2 and view(game, 2, T0 + 2).deadline is None
     game, events = apply(game, Shout(3, 1), T0 + 3)  # still open to a challenge
     assert isinstance(events[0], ev.Challenged) and events[0].set_aside
 

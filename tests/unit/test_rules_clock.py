@@ -13,13 +13,17 @@ from engine import (
     CLOCK_CHOICES,
     CLOCK_DEFAULT,
     DECISION_SECONDS,
+    UNTIMED_TURN,
     Bluff,
     Code,
+    Expire,
     Forfeit,
     Game,
     InvalidMove,
     Join,
     LetItStand,
+    MenteurError,
+    Move,
     Phase,
     Play,
     SeatStats,
@@ -30,6 +34,7 @@ from engine import (
     StopReason,
     VoteEnd,
     apply,
+    can,
     count,
     open_table,
     settle,
@@ -44,12 +49,13 @@ from tests.support.games import cards, refused, table
 
 def clocked(*hands: str, clock: int = 90, robots: tuple[int, ...] = (), **kw: Any) -> Game:
     """A table (`tables.table`) with R20's clock, its first awaited player's turn begun at T0;
-    the seats in `robots` are computer players (their ids negated: -1, -2, ...)."""
+    the seats in `robots` are computer players (their ids negated: -1, -2, ...). With the clock
+    off, the awaited person's vote is needed for R18's 90 seconds."""
     game = table(*hands, **kw)
     ids = tuple(-p if seat in robots else p for seat, p in enumerate(game.ids))
     assert game.turn is not None
     person = ids[game.turn] > 0
-    deadline = T0 + clock if clock and person else None
+    deadline = T0 + (clock or UNTIMED_TURN) if person else None
     return dataclasses.replace(game, ids=ids, clock=clock, deadline=deadline)
 
 
@@ -227,8 +233,10 @@ def test_r20_computer_players_have_no_clock() -> None:
 
 def test_r20_with_the_clock_off_a_person_has_all_the_time_there_is() -> None:
     game = apply(lobby(3, clock=0), Start(1, 7), T0)[0]
-    assert game.clock == 0 and game.deadline is None
-    assert settle(game, T0 + 10**6) == (game, [])
+    assert game.clock == 0 and view(game, None, T0).deadline is None, "no time is shown"
+    later, events = settle(game, T0 + 10**6)
+    assert events == [] and later.awaited == game.awaited and later.hands == game.hands
+    assert later.updated == game.updated and view(later, game.awaited, T0 + 10**6).can_play
 
 
 def test_r20_a_play_in_the_last_millisecond_and_the_tables_play_cannot_both_happen() -> None:
@@ -294,6 +302,61 @@ def test_r20_settling_stops_a_stored_game_left_to_computer_players() -> None:
     assert refused(game, Play(-2, cards("3♠")), T0).code is Code.GAME_OVER
 
 
+def test_r20_a_late_settle_starts_the_next_clock_at_the_deadline_not_when_noticed() -> None:
+    game = clocked("A♠ 2♠ 3♠", "4♠ 5♠ 6♠", clock=30)  # two people, nobody plays
+    late, events = settle(game, T0 + 50)
+    assert late.awaited == 2 and late.deadline == T0 + 60, "Bob's clock started at T0 + 30"
+    assert late.updated == T0 + 30 and events[0] == ev.TablePlayed(1, 30, 1, 0)
+    step, _ = settle(game, T0 + 30)
+    assert settle(step, T0 + 50) == (step, []) and late == step
+
+
+def test_r20_deadlines_passed_meanwhile_are_decided_one_after_the_other_in_one_call() -> None:
+    game = clocked("A♠ 2♠ 3♠", "4♠", "5♠ 6♠", clock=30)  # Bob's table play will be final
+    stepwise: list[ev.Event] = []
+    step = game
+    for at in (30, 60, 60 + DECISION_SECONDS):
+        step, events = settle(step, T0 + at)
+        stepwise += events
+    late, events = settle(game, T0 + 10**4)  # the timer was down all along
+    assert (late, events) == (step, stepwise)
+    # Ann's run-out at 30; Bob's at 60, his last card: Chloé's 45 seconds start at 60.
+    assert ev.FinalPlay(2, 3, T0 + 60 + DECISION_SECONDS, 2) in events
+    assert events[-2:] == [ev.LetStand(2, None), ev.Won(2, (2, 1, 3))]
+    assert late.updated == T0 + 60 + DECISION_SECONDS
+
+
+def test_r20_can_agrees_with_apply_on_a_game_the_clock_has_overtaken() -> None:
+    game = clocked("A♠ 2♠", "3♠ 4♠", "5♠ 6♠", clock=30)  # stored; its 30 s are over
+    now = T0 + 31  # the table played for Ann at 30: Bob is awaited, Chloé may shout
+    moves: list[Move] = [Play(2, cards("3♠")), Play(1, cards("A♠")), Shout(3, 1), Shout(2, 1)]
+    moves.append(VoteEnd(2))
+    for move in moves:
+        try:
+            apply(game, move, now)
+            accepted = True
+        except MenteurError:
+            accepted = False
+        assert can(game, move, now) is accepted, move
+    assert can(game, Play(2, cards("3♠")), now) and can(game, Shout(3, 1), now)
+    stale = view(game, 1, now)  # drawn from the stored game: it offers nothing refused
+    assert not stale.can_play and not stale.can_shout and not stale.shout_open
+    seen = view(settle(game, now)[0], 2, now)
+    assert seen.can_play and seen.shout_open and seen.plays == 1 and seen.awaited == 2
+
+
+def test_r18_the_tables_play_for_an_absent_person_is_nobody_acting() -> None:
+    day = 24 * 3600.0
+    game = clocked("A♠ 2♠ 3♠", "4♠ 5♠ 6♠", robots=(1,), clock=30)  # Ann's turn began at T0
+    played, _ = settle(game, T0 + 30)  # Ann is absent: the table plays for her
+    assert played.updated == T0 + 30 and played.acted == T0
+    assert refused(played, Expire(day), T0 + day - 1).code is Code.NOT_YET_DUE
+    _, events = apply(played, Expire(day), T0 + day)
+    assert events[-1] == ev.Stopped(None, StopReason.IDLE)
+    moved, _ = apply(played, Play(-2, cards("4♠")), T0 + 34)  # a computer player acts
+    assert moved.acted == T0 + 34
+
+
 def test_r20_a_game_of_computer_players_alone_does_not_start() -> None:
     robots = open_table(1, T0)
     for robot in (-1, -2):
@@ -304,20 +367,53 @@ def test_r20_a_game_of_computer_players_alone_does_not_start() -> None:
 # --- R18: the people vote to end ------------------------------------------------------------------
 
 
-def test_r18_a_game_ends_when_every_person_but_the_awaited_one_votes() -> None:
+def test_r18_a_game_ends_once_every_person_still_in_it_votes_the_awaited_one_included() -> None:
     game = clocked("A♠ 2♠", "3♠ 4♠", "5♠ 6♠", "7♠", robots=(3,))  # Driss: a computer player
     seen = view(game, 2, T0)
-    assert (seen.votes, seen.votes_needed, seen.can_vote) == (0, 2, True)
+    assert (seen.votes, seen.votes_needed, seen.can_vote) == (0, 3, True)
     game, events = apply(game, VoteEnd(2), T0)
-    assert events == [ev.Voted(2, 1, 2)]
+    assert events == [ev.Voted(2, 1, 3)]
     seen = view(game, 2, T0)
-    assert (seen.votes, seen.votes_needed) == (1, 2) and not seen.can_vote
+    assert (seen.votes, seen.votes_needed) == (1, 3) and not seen.can_vote
     seat = seen.seat(2)
     assert seat is not None and seat.voted
     assert refused(game, VoteEnd(2)).code is Code.ALREADY_VOTED
-    over, events = apply(game, VoteEnd(3), T0)
-    assert events == [ev.Voted(3, 2, 2), ev.Stopped(None, StopReason.VOTE)]
+    game, events = apply(game, VoteEnd(3), T0)
+    assert events == [ev.Voted(3, 2, 3)] and game.phase is Phase.PLAY, "Ann, awaited, counts"
+    over, events = apply(game, VoteEnd(1), T0 + 1)
+    assert events == [ev.Voted(1, 3, 3), ev.Stopped(None, StopReason.VOTE)]
     assert over.stopped and over.ranking() == ()
+
+
+def test_r18_in_a_two_person_game_nobody_ends_it_alone_while_the_other_is_playing() -> None:
+    for clock in CLOCK_CHOICES:
+        game = clocked("A♠ 2♠", "3♠ 4♠", clock=clock)  # Ann is awaited, Bob about to win
+        for voter in (1, 2):
+            alone, events = apply(game, VoteEnd(voter), T0 + 5)
+            assert events == [ev.Voted(voter, 1, 2)] and alone.phase is Phase.PLAY
+
+
+def test_r18_with_a_clock_the_table_plays_at_the_deadline_and_the_awaited_person_counts() -> None:
+    game, _ = apply(clocked("A♠ 2♠", "3♠ 4♠", "5♠", clock=30), VoteEnd(2), T0 + 1)
+    game, _ = apply(game, VoteEnd(3), T0 + 2)
+    game, events = settle(game, T0 + 30)  # the table plays for Ann: Bob is awaited
+    assert isinstance(events[0], ev.TablePlayed) and game.phase is Phase.PLAY
+    assert (view(game, 1, T0 + 30).votes, view(game, 1, T0 + 30).votes_needed) == (2, 3)
+
+
+def test_r18_with_the_clock_off_the_awaited_persons_vote_is_needed_for_90_seconds() -> None:
+    pair, _ = apply(clocked("A♠ 2♠", "3♠ 4♠", clock=0), VoteEnd(2), T0 + 10)
+    assert settle(pair, T0 + UNTIMED_TURN - 0.001) == (pair, [])
+    over, events = settle(pair, T0 + UNTIMED_TURN)  # decided by the timer, at that instant
+    assert events == [ev.Stopped(None, StopReason.VOTE)] and over.updated == T0 + UNTIMED_TURN
+    assert settle(pair, T0 + 10**5) == (over, events), "however late it is noticed"
+    # Not everyone else has voted: the game goes on, and the vote needs one fewer.
+    trio, _ = apply(clocked("A♠ 2♠", "3♠ 4♠", "5♠", clock=0), VoteEnd(2), T0 + 10)
+    assert (view(trio, 3, T0 + 89).votes, view(trio, 3, T0 + 89).votes_needed) == (1, 3)
+    waited = settle(trio, T0 + 90)[0]
+    assert (view(waited, 3, T0 + 90).votes, view(waited, 3, T0 + 90).votes_needed) == (1, 2)
+    _, events = apply(trio, VoteEnd(3), T0 + 95)
+    assert events == [ev.Voted(3, 2, 2), ev.Stopped(None, StopReason.VOTE)]
 
 
 def test_r18_only_the_people_still_in_a_running_game_vote() -> None:
@@ -332,25 +428,24 @@ def test_r18_only_the_people_still_in_a_running_game_vote() -> None:
     assert refused(over, VoteEnd(2)).code is Code.GAME_OVER
 
 
-def test_r18_a_forfeit_or_a_new_awaited_player_can_complete_the_votes() -> None:
-    game = table("A♠ 2♠", "3♠ 4♠", "5♠ 6♠", "7♠")
-    game, _ = apply(game, VoteEnd(2), T0)
-    game, _ = apply(game, VoteEnd(3), T0)
+def test_r18_a_forfeit_can_complete_the_votes_and_a_new_awaited_person_counts_again() -> None:
+    game = clocked("A♠ 2♠", "3♠ 4♠", "5♠ 6♠", "7♠")
+    for voter in (1, 2, 3):
+        game, _ = apply(game, VoteEnd(voter), T0)
     _, events = apply(game, Forfeit(4), T0)
     assert events == [ev.Forfeited(4), ev.Stopped(None, StopReason.VOTE)]
-    # Ann votes while awaited (it counts once she is not), then plays: Bob is awaited.
-    pair = table("A♠ 2♠", "3♠ 4♠")
-    pair, events = apply(pair, VoteEnd(1), T0)
-    assert events == [ev.Voted(1, 0, 1)]
-    _, events = apply(pair, Play(1, cards("A♠")), T0)
-    assert events == [ev.Called(1, 1, 0, 1, False), ev.Stopped(None, StopReason.VOTE)]
+    # Bob voted; Ann's 90 seconds passed without a play (the clock is off): her vote is no
+    # longer needed, but once she plays, Chloé is awaited and counts, as Ann does again.
+    trio, _ = apply(clocked("A♠ 2♠", "3♠ 4♠", "5♠", clock=0), VoteEnd(2), T0)
+    _, events = apply(trio, Play(1, cards("A♠")), T0 + 100)
+    assert events == [ev.Called(1, 1, 0, 1, False)]
 
 
-def test_r18_a_vote_ends_nothing_while_nobody_but_the_awaited_one_may_vote() -> None:
+def test_r18_a_person_alone_with_computer_players_ends_the_game_by_voting() -> None:
     game = clocked("A♠ 2♠", "3♠", robots=(1,))  # Ann alone with a computer player
-    game, events = apply(game, VoteEnd(1), T0)
-    assert events == [ev.Voted(1, 0, 0)] and game.phase is Phase.PLAY
-    assert view(game, 1, T0).votes_needed == 0
+    assert view(game, 1, T0).votes_needed == 1
+    _, events = apply(game, VoteEnd(1), T0)
+    assert events == [ev.Voted(1, 1, 1), ev.Stopped(None, StopReason.VOTE)]
 
 
 # --- R16: the reveal at the end ---------------------------------------------------------------
