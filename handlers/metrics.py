@@ -33,6 +33,7 @@ __all__ = [
     "OUTCOME_LOGGERS",
     "Figures",
     "add",
+    "asking",
     "collect",
     "document",
     "game_events",
@@ -63,6 +64,9 @@ METRICS: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
     "Telegram5xx": (COUNT, BY_FUNCTION),
     "TelegramTimeout": (COUNT, BY_FUNCTION),  # timed out, or no answer at all
     "TelegramWait": (SECONDS, BY_FUNCTION),  # waited out for 429s within the update
+    # One-tap Join's question "may the bot write to this person in private?" answered no (a 403
+    # counted apart from Telegram403: a newcomer who never started the bot, not a failure).
+    "PrivateChatClosed": (COUNT, BY_FUNCTION),
     # The transaction.
     "RedrawsOwed": (COUNT, BY_FUNCTION),
     "RedrawsPaid": (COUNT, BY_FUNCTION),
@@ -99,6 +103,7 @@ class Figures:
 
 
 _CURRENT: ContextVar[Figures | None] = ContextVar("menteur_figures", default=None)
+_ASKING: ContextVar[bool] = ContextVar("menteur_asking", default=False)
 
 
 @contextlib.contextmanager
@@ -110,6 +115,18 @@ def collect() -> Iterator[Figures]:
         yield figures
     finally:
         _CURRENT.reset(token)
+
+
+@contextlib.contextmanager
+def asking() -> Iterator[None]:
+    """While the bot asks Telegram a question whose 403 is an answer ("no"), not a failure:
+    that 403 counts as `PrivateChatClosed`, so `Telegram403` and its alarm keep meaning a
+    blocked bot or a removed group."""
+    token = _ASKING.set(True)
+    try:
+        yield
+    finally:
+        _ASKING.reset(token)
 
 
 def add(name: str, value: float = 1.0) -> None:
@@ -130,6 +147,8 @@ def telegram(status: int | None) -> None:
     """Count one answer of Telegram's: its HTTP status, or None when none came in time."""
     if status is None:
         add("TelegramTimeout")
+    elif status == 403 and _ASKING.get():
+        add("PrivateChatClosed")
     elif status in _STATUS:
         add(_STATUS[status])
     else:

@@ -11,6 +11,8 @@ from enum import StrEnum
 import telegram
 from telegram.error import BadRequest, Forbidden, TelegramError
 
+from handlers import metrics
+
 _LOGGER = logging.getLogger(__name__)
 
 
@@ -53,11 +55,13 @@ async def is_admin(bot: telegram.Bot, chat_id: int, user_id: int) -> bool:
 async def reachable(bot: telegram.Bot, user_id: int) -> bool:
     """Whether the bot may write to the user in private: they started it once and have not
     blocked it. Asked by showing "typing" in that chat (nothing is sent, nothing stays), which
-    Telegram refuses with a 403 otherwise; False too when Telegram does not answer."""
-    try:
-        return bool(await bot.send_chat_action(user_id, "typing"))
-    except TelegramError:
-        return False
+    Telegram refuses with a 403 otherwise; False too when Telegram does not answer. That 403
+    is the usual answer for a newcomer, so the metrics count it apart (`PrivateChatClosed`)."""
+    with metrics.asking():
+        try:
+            return bool(await bot.send_chat_action(user_id, "typing"))
+        except TelegramError:
+            return False
 
 
 # By base URL (server and token): a bot's name never changes while it runs, and a Lambda

@@ -200,6 +200,21 @@ def test_telegram_statuses_are_counted_by_kind() -> None:
     assert figures.values["TelegramOk"] == 2
 
 
+def test_a_403_answering_the_join_question_is_counted_apart_from_blocked_bots() -> None:
+    with metrics.collect() as figures:
+        with metrics.asking():
+            for status in (403, 403, 200, 429, None):
+                metrics.telegram(status)
+        metrics.telegram(403)  # a send refused after the question: a blocked bot again
+    assert figures.values == {
+        "PrivateChatClosed": 2,
+        "TelegramOk": 1,
+        "Telegram429": 1,
+        "TelegramTimeout": 1,
+        "Telegram403": 1,
+    }
+
+
 def test_games_are_counted_with_how_they_ended() -> None:
     game = Game(opener=1, updated=NOW, ids=(1, 2, 3), plays=17)
     cases: list[tuple[list[Event], bool, str]] = [
