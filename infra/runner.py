@@ -30,7 +30,7 @@ from typing import Any, Self
 from telegram.error import Conflict, InvalidToken, NetworkError, TelegramError
 from telegram.warnings import PTBUserWarning
 
-from engine import DECISION_SECONDS, Phase
+from engine import DECISION_SECONDS, UNTIMED_TURN, Phase
 from handlers import questions, registration, telegram_io, timer, timing, webhook
 from handlers.config import Settings
 from handlers.dynamo import DynamoStore
@@ -175,11 +175,11 @@ class LocalBot:
     def resume(self, chat: int, topic: int | None = None) -> bool:
         """A game resumed after the runner was stopped: the time it was off is not time anyone
         had to play. The awaited person gets their whole clock afresh from now (R20), a final
-        play its whole 45 seconds (R14), and the game counts as changed now (a computer player
-        moves a few seconds later; an idle end counts from now). The reminder may come again.
-        Nothing else of the game changes: the same moment, so its buttons still work. One read
-        and one write conditional on the version read, as a move is. Returns whether a running
-        game was found."""
+        play its whole 45 seconds (R14), and the game counts as changed and acted on now (a
+        computer player moves a few seconds later; an idle end counts from now). The reminder
+        may come again. Nothing else of the game changes: the same moment, so its buttons still
+        work. One read and one write conditional on the version read, as a move is. Returns
+        whether a running game was found."""
         store = self.rt.store
         record = store.load(chat, topic)
         game = record.game
@@ -188,8 +188,11 @@ class LocalBot:
         now = self.clock()
         deadline = game.deadline
         if deadline is not None:
-            deadline = now + (DECISION_SECONDS if game.phase is Phase.DECIDE else game.clock)
-        record.game = replace(game, deadline=deadline, updated=now)
+            # With the clock off a turn still has R18's 90 s after which the vote to end no
+            # longer waits for the awaited person: afresh too.
+            turn = game.clock or UNTIMED_TURN
+            deadline = now + (DECISION_SECONDS if game.phase is Phase.DECIDE else turn)
+        record.game = replace(game, deadline=deadline, updated=now, acted=now)
         record.reminded = None
         record.due = timing.next_due(record, self.settings.idle_expiry_seconds)
         store.save(record)

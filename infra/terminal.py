@@ -123,6 +123,8 @@ class View:
         game = self.game
         if game is None or game.phase not in (Phase.PLAY, Phase.DECIDE):
             return None
+        if game.phase is Phase.PLAY and not game.clock:
+            return None  # with the clock off only R18's vote times a turn: nothing to count down
         return game.deadline
 
     def messages(self) -> list[StoredMessage]:

@@ -216,16 +216,24 @@ def test_r20_the_runner_deals_a_game_without_a_clock_when_asked_and_says_so(
     data = tmp_path / "dynalite"
     with offline(data, clock, players=2, seed=FIRST_TO_PLAY, turn_clock="off") as table:
         game = table.record().game
-        assert game is not None and game.clock == 0 and game.deadline is None
+        # No clock: only R18's 90 s, after which the vote to end stops waiting for the person.
+        assert game is not None and game.clock == 0 and game.deadline == clock.now + 90
         screen = table.screen()
         assert "Turn clock: off, take your time" in screen and "⏱" not in screen
-    # Resumed, with options that ask for a clock: the saved game goes on as it is, and says so.
+    # Resumed two days later (past the idle expiry), with options that ask for a clock: the
+    # saved game goes on as it is, and says so; the time the runner was off counts for nothing.
+    clock.advance(2 * 24 * 3600)
     with offline(data, clock, turn_clock="60") as table:
         screen = table.screen()
         assert "Resumed the saved game: 2 players, in English, no turn clock." in screen
         assert "You asked for 2 players, in English, a 60 s turn clock: add --new" in screen
+        assert "⏱" not in screen
         game = table.record().game
         assert game is not None and game.clock == 0
+        assert game.deadline == clock.now + 90, "R18's 90 s afresh, not over at once"
+        assert game.acted == clock.now, "an idle end counts from the resume"
+        table.step()
+        assert table.game_running(), "not ended as idle by the first tick"
 
 
 # --- the terminal, as a person types at it ---------------------------------------------------
