@@ -74,6 +74,9 @@ class DynamoStore:
         record.final_msg = int(item["fm"]["N"]) if "fm" in item else None
         record.hand_msgs = {int(k): int(v["N"]) for k, v in item.get("hm", {}).get("M", {}).items()}
         record.unreachable = {int(n) for n in item.get("un", {}).get("NS", [])}
+        record.marks = {
+            int(k[1:]): v["BOOL"] for k, v in item.items() if k[:1] == "d" and k[1:].isdigit()
+        }
         return record
 
     def save(self, record: Record, *, new_game: bool = False) -> Record:
@@ -102,6 +105,7 @@ class DynamoStore:
         if new_game:
             sets[3] = "hm = :empty"
             removes += ["tm", "fm"]
+        removes += [f"d{stamp}" for stamp in record.unmarked()]
         if record.version == 0:
             condition = "attribute_not_exists(pk)"
         else:
@@ -127,10 +131,28 @@ class DynamoStore:
             raise Conflict(record.chat) from e
         record.version += 1
         record.redrawn = None
+        record.marks = {s: v for s, v in record.marks.items() if s not in record.unmarked()}
         if new_game:
             record.table_msg = record.final_msg = None
             record.hand_msgs = {}
         return record
+
+    def mark(self, chat: int, topic: int | None, marks: dict[int, bool]) -> None:
+        if not marks:
+            return
+        self.counts.writes += 1
+        # Each parcel's mark is an attribute of its own (`d<stamp>`): a write that drops one
+        # parcel's mark never touches another's, set meanwhile.
+        sets = ", ".join(f"d{stamp} = :d{stamp}" for stamp in marks)
+        values = {f":d{stamp}": {"BOOL": sent} for stamp, sent in marks.items()}
+        with contextlib.suppress(self._conditional_failed):
+            self.client.update_item(
+                TableName=self.table,
+                Key={"pk": {"S": _pk(chat, topic)}},
+                UpdateExpression=f"SET {sets}",
+                ConditionExpression="attribute_exists(ver)",
+                ExpressionAttributeValues=values,
+            )
 
     def owe(self, chat: int, at: float, topic: int | None = None) -> None:
         key = {"pk": {"S": _pk(chat, topic)}}

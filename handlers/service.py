@@ -22,8 +22,9 @@ import telegram
 from telegram import CallbackQuery
 
 from engine import Game
-from handlers import delivery, telegram_io, timing
+from handlers import delivery, outbox, telegram_io, timing
 from handlers.acts import Abandon, Redraw
+from handlers.outbox import Parcel
 from handlers.outcomes import Act, Decision, Outcome, Result, Via
 from handlers.render import name_of
 from handlers.screens import Answer, Request, Screen, Send
@@ -46,13 +47,15 @@ class _Written:
         self,
         record: Record,
         decision: Decision,
-        moments: list[Screen],
+        moments: list[tuple[int, Screen]],
+        *,
+        parcels: list[Parcel],
         before: Game | None,
         previous_due: float | None,
     ) -> None:
         self.version, self.writer = record.version + 1, record.writer
         self.decision, self.moments, self.before = decision, moments, before
-        self.previous_due = previous_due
+        self.parcels, self.previous_due = parcels, previous_due
 
     def landed(self, stored: Record) -> bool:
         """Whether `stored` is this attempt's write: its version, and its writer's token (the
@@ -121,8 +124,10 @@ class Service:
             via = Via.PRESS if query else (Via.TIMER if update_id is None else Via.COMMAND)
         outcome = Outcome(via, chat=chat, action=action, topic=topic)
         refused: _Written | None = None  # the last attempt, when its write was refused
+        mine: set[int] = set()
         for attempt in range(MAX_ATTEMPTS):
-            moments: list[Screen] = []
+            moments: list[tuple[int, Screen]] = []
+            parcels: list[Parcel] = []
             now = self.clock()
             record = self.store.load(chat, topic)
             if refused is not None and refused.landed(record):
@@ -130,6 +135,7 @@ class Service:
                 # the version check. That attempt committed, and announces its moments.
                 outcome.conflicts -= 1
                 decision, moments, before = refused.decision, refused.moments, refused.before
+                parcels = refused.parcels
                 if record.due is not None and record.due != refused.previous_due:
                     self.schedule(chat, record.due, now, topic)
                 break
@@ -140,17 +146,29 @@ class Service:
                 chat = outcome.chat = record.moving
                 continue
             before = record.game
-            if update_id is not None and update_id in record.updates:
-                decision = Decision(result=Result.DUPLICATE)
-                break
-            decision = act.decide(record, now)
-            moments, group_sends = delivery.plan_sends(before, record, decision, now)
+            if attempt == 0 and update_id is not None:
+                # Parcels this update wrote: its own to send again if its first delivery died.
+                # Any stamped later were taken by another delivery of it, racing this one.
+                mine = {p.stamp for p in record.outbox if p.update == update_id}
+            duplicate = update_id is not None and update_id in record.updates
+            decision = Decision(result=Result.DUPLICATE) if duplicate else act.decide(record, now)
+            parcels = outbox.pack(
+                record,
+                decision.events,
+                now,
+                silent=decision.silent,
+                update_id=update_id,
+                mine=mine,
+            )
+            moments, group_sends = delivery.plan_sends(before, record, decision, parcels, now)
             # A reply into the group is written too (its time counts against the group's flood
             # limit), unless the chat has no record yet: a group the bot never played in.
             counted = group_sends > 0 and record.version > 0
-            if not (decision.write or counted):
+            if duplicate and not parcels:
                 break
-            if update_id is not None:
+            if not (decision.write or counted or parcels):
+                break
+            if update_id is not None and not duplicate:
                 record.updates = [*record.updates, update_id]  # the store keeps the latest
             record.writer = f"{self._writer}.{next(self._writes):x}"
             previous_due = record.due
@@ -159,7 +177,14 @@ class Service:
             try:
                 self.store.save(record, new_game=decision.new_game)
             except Conflict:
-                refused = _Written(record, decision, moments, before, previous_due)
+                refused = _Written(
+                    record,
+                    decision,
+                    moments,
+                    parcels=parcels,
+                    before=before,
+                    previous_due=previous_due,
+                )
                 outcome.conflicts += 1
                 # Jitter, so that racing writers do not collide again in step.
                 await self.sleep(self.rng.uniform(0.005, 0.02) * (attempt + 1))
@@ -168,6 +193,9 @@ class Service:
                 self.schedule(chat, record.due, now, topic)
             if decision.new_game and topic is not None:
                 self._add_topic(record)
+            if any(p.update is None for p in parcels) and update_id is not None:
+                # Owed parcels taken by this update: if it dies too, the timer sends them.
+                self.schedule(chat, now + outbox.GRACE, now, topic)
             break
         else:
             raise Busy(f"chat {chat}: {MAX_ATTEMPTS} conflicting writes in a row")
@@ -183,6 +211,7 @@ class Service:
         sent = await telegram_io.deliver(self.bot, requests)
         outcome.telegram_requests = sent.requests
         await self._learn(record, decision, sent)
+        self._mark(record, parcels, sent, now)
         if (chat, topic) in sent.topics_gone or chat in sent.kicked:
             # The group (or the game's topic) refuses the bot now: the game ends at once, and
             # nothing more is sent there, so nothing more can fail there.
@@ -196,6 +225,24 @@ class Service:
         return await self.transact(
             chat, update_id, Abandon(), topic=topic, action="abandon", via=Via.REMOVED
         )
+
+    def _mark(
+        self, record: Record, parcels: list[Parcel], sent: telegram_io.Delivery, now: float
+    ) -> None:
+        """After sending: each parcel of the write marked sent or given up. Given up (the
+        minute spent, a flood limit, a server error), the timer sends it when Telegram allows."""
+        if not parcels:
+            return
+        marks = {p.stamp: delivery.was_sent(p.stamp, sent.remembered) for p in parcels}
+        try:
+            self.store.mark(record.chat, record.topic, marks)
+        except Exception:
+            # Unmarked, the parcels go out again once their writer must be gone: rather twice
+            # than never for a game's end.
+            LOGGER.warning("could not mark what was sent", exc_info=True)
+            return
+        if not all(marks.values()) and sent.owed is None:
+            self.owe(record.chat, delivery.room_at(record, now), record.topic)
 
     def _add_topic(self, record: Record) -> None:
         """Bookkeeping after the commit: logged, never raised."""
@@ -246,7 +293,7 @@ class Service:
                 record.game_id,
                 topic=record.topic,
                 table=remembered.get("table"),
-                final=remembered.get("final"),
+                final=next((v for k, v in remembered.items() if k.startswith("final")), None),
                 hands=hands,
                 unreachable=newly_unreachable,
                 # A hand delivered (after /hand) shows the private chat is open again.

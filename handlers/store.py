@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from engine import CLOCK_DEFAULT, Game, decode, encode
+from handlers import outbox
 from handlers.callbacks import Place
 from handlers.names import TITLE_LENGTH
+from handlers.outbox import Parcel
 
 RECENT_UPDATES = 12  # a retried update comes back within a minute, after a few others
 
@@ -48,6 +50,7 @@ class Record:
     due: float | None = None  # when the timer must look at this game next
     expires: int | None = None  # epoch seconds after which DynamoDB may delete the item
     writer: str | None = None  # a token of the last write's attempt, written with it
+    outbox: list[Parcel] = field(default_factory=list)  # the moments owed the group
     # Set after sending, outside the versioned document:
     moving: int | None = None  # the supergroup this item is moving to: writes here are refused
     owed: float | None = None  # when the screens are to be drawn again (Telegram said wait)
@@ -56,6 +59,9 @@ class Record:
     final_msg: int | None = None
     hand_msgs: dict[int, int] = field(default_factory=dict)
     unreachable: set[int] = field(default_factory=set)  # players whose private chat said 403
+    # Parcel stamp -> sent (True) or given up (False), marked after sending; a write drops the
+    # marks of the parcels it no longer carries.
+    marks: dict[int, bool] = field(default_factory=dict)
 
     def document(self) -> str:
         """The versioned part, compact: the whole item must stay under one 1 KB write unit."""
@@ -76,6 +82,8 @@ class Record:
             doc["c"] = self.clock
         if self.reminded is not None:
             doc["rm"] = self.reminded
+        if self.outbox:
+            doc["ob"] = [outbox.encode(p) for p in self.outbox]
         return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
 
     def read_document(self, text: str) -> None:
@@ -91,6 +99,16 @@ class Record:
         self.sends = [float(s) for s in _undeltas(doc["gs"])]
         self.clock = doc.get("c", CLOCK_DEFAULT)
         self.reminded = doc.get("rm")
+        self.outbox = [outbox.decode(p) for p in doc.get("ob", ())]
+
+    def owing(self) -> list[Parcel]:
+        """The parcels not yet known to be sent: owed, or still with the write that took them."""
+        return [p for p in self.outbox if not self.marks.get(p.stamp)]
+
+    def unmarked(self) -> list[int]:
+        """The stamps marked whose parcels this record no longer carries: the write drops them."""
+        carried = {p.stamp for p in self.outbox}
+        return sorted(s for s in self.marks if s not in carried)
 
     def lang_of(self, player: int) -> str:
         """The language of a player's private messages."""
@@ -150,6 +168,11 @@ class Store(Protocol):
     ) -> None:
         """Keep what sending taught: the ids of messages just sent (unless the chat has moved on
         to another game) and which players' private chats refuse or accept the bot."""
+        ...
+
+    def mark(self, chat: int, topic: int | None, marks: dict[int, bool]) -> None:
+        """After sending: which parcels of the outbox went out (True) or were given up (False).
+        Outside the version, like `remember`; nothing for an item that is gone."""
         ...
 
     def owe(self, chat: int, at: float, topic: int | None = None) -> None:

@@ -22,6 +22,7 @@ class _Stored:
     final: int | None = None
     hands: dict[int, int] = field(default_factory=dict)
     unreachable: set[int] = field(default_factory=set)
+    marks: dict[int, bool] = field(default_factory=dict)
 
 
 class MemoryStore:
@@ -47,6 +48,7 @@ class MemoryStore:
             record.table_msg, record.final_msg = stored.table, stored.final
             record.hand_msgs = dict(stored.hands)
             record.unreachable = set(stored.unreachable)
+            record.marks = dict(stored.marks)
             return record
 
     def save(self, record: Record, *, new_game: bool = False) -> Record:
@@ -71,15 +73,27 @@ class MemoryStore:
                 kept.owed = owed
             if stored is not None:
                 kept.unreachable = stored.unreachable
+                dropped = record.unmarked()
+                kept.marks = {s: v for s, v in stored.marks.items() if s not in dropped}
                 if not new_game:
                     kept.table, kept.final, kept.hands = stored.table, stored.final, stored.hands
             self.items[place] = kept
         record.version += 1
         record.redrawn = None
+        record.marks = {s: v for s, v in record.marks.items() if s not in record.unmarked()}
         if new_game:
             record.table_msg = record.final_msg = None
             record.hand_msgs = {}
         return record
+
+    def mark(self, chat: int, topic: int | None, marks: dict[int, bool]) -> None:
+        if not marks:
+            return
+        with self._lock:
+            self.counts.writes += 1
+            stored = self.items.get((chat, topic))
+            if stored is not None:
+                stored.marks.update(marks)
 
     def owe(self, chat: int, at: float, topic: int | None = None) -> None:
         at = round(at * 1000) / 1000  # stored to the millisecond, as in DynamoDB

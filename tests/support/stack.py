@@ -96,6 +96,9 @@ class HookedStore:
     def owe(self, chat: int, at: float, topic: int | None = None) -> None:
         self.inner.owe(chat, at, topic)
 
+    def mark(self, chat: int, topic: int | None, marks: dict[int, bool]) -> None:
+        self.inner.mark(chat, topic, marks)
+
     def due(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:
         return self.inner.due(now, limit)
 
