@@ -32,8 +32,9 @@ def plan_sends(
     language prompt, a refusal). Command replies go first, and never take the minute's last
     `RESERVED_FOR_GAMES` (dropped from `decision.extra`; /table edits the table instead of
     sending it anew); moments are never dropped: those the minute has no room for stay in the
-    outbox, sent in order once it has. While Telegram's own wait after a 429 lasts (`owed`),
-    nothing new goes in. The times are written with the action (`record.sends`)."""
+    outbox, sent in order once it has. While Telegram's own wait after a 429 lasts (`hold`),
+    nothing new goes in. The budget is the chat's, shared by every topic's game and every
+    reply: the times are added to `record.sends`, which the transaction adds to the store."""
     game = record.game
     if decision.silent:
         return [], 0
@@ -46,7 +47,7 @@ def plan_sends(
     again = decision.table_again and record.table_msg is not None
     replies = [r for r in decision.extra if isinstance(r, Send) and r.chat_id == record.chat]
     recent = [s for s in record.sends if now - s < SEND_WINDOW]
-    waiting = record.owed is not None and now < record.owed
+    waiting = record.hold is not None and now < record.hold
     room = 0 if waiting else max(0, GROUP_SENDS_PER_MINUTE - len(recent) - first_table)
     told = []
     if game is not None:

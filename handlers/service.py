@@ -52,10 +52,12 @@ class _Written:
         parcels: list[Parcel],
         before: Game | None,
         previous_due: float | None,
+        group_sends: int,
     ) -> None:
         self.version, self.writer = record.version + 1, record.writer
         self.decision, self.moments, self.before = decision, moments, before
         self.parcels, self.previous_due = parcels, previous_due
+        self.group_sends = group_sends
 
     def landed(self, stored: Record) -> bool:
         """Whether `stored` is this attempt's write: its version, and its writer's token (the
@@ -128,6 +130,7 @@ class Service:
         for attempt in range(MAX_ATTEMPTS):
             moments: list[tuple[int, Screen]] = []
             parcels: list[Parcel] = []
+            group_sends = 0
             now = self.clock()
             record = self.store.load(chat, topic)
             if refused is not None and refused.landed(record):
@@ -135,7 +138,8 @@ class Service:
                 # the version check. That attempt committed, and announces its moments.
                 outcome.conflicts -= 1
                 decision, moments, before = refused.decision, refused.moments, refused.before
-                parcels = refused.parcels
+                parcels, group_sends = refused.parcels, refused.group_sends
+                record.sends = [*record.sends, *[now] * group_sends]
                 if record.due is not None and record.due != refused.previous_due:
                     self.schedule(chat, record.due, now, topic)
                 break
@@ -160,6 +164,10 @@ class Service:
                 update_id=update_id,
                 mine=mine,
             )
+            if parcels:
+                # Moments go out with the table drawn anew, even from a timer with nothing else
+                # to do or a retried update.
+                decision.write = decision.redraw = True
             moments, group_sends = delivery.plan_sends(before, record, decision, parcels, now)
             # A reply into the group is written too (its time counts against the group's flood
             # limit), unless the chat has no record yet: a group the bot never played in.
@@ -184,6 +192,7 @@ class Service:
                     parcels=parcels,
                     before=before,
                     previous_due=previous_due,
+                    group_sends=group_sends,
                 )
                 outcome.conflicts += 1
                 # Jitter, so that racing writers do not collide again in step.
@@ -208,7 +217,11 @@ class Service:
                 drawn = delivery.hand_screens(record, presser, now)
                 requests += delivery.hand_requests(record, drawn)
             outcome.reply = self.reply_or_request(Answer(query.id, decision.refusal), requests)
+        if group_sends:
+            self._spend(record, group_sends)
         sent = await telegram_io.deliver(self.bot, requests)
+        for held, seconds in sent.held.items():
+            self._hold(held, self.clock() + seconds)
         outcome.telegram_requests = sent.requests
         await self._learn(record, decision, sent)
         self._mark(record, parcels, sent, now)
@@ -225,6 +238,25 @@ class Service:
         return await self.transact(
             chat, update_id, Abandon(), topic=topic, action="abandon", via=Via.REMOVED
         )
+
+    def _spend(self, record: Record, count: int) -> None:
+        """The group messages about to be sent, added to the chat's flood budget before sending.
+        Logged, never raised: a budget short of a few messages costs at worst a 429."""
+        new, recent = record.sends[-count:], record.sends[:-count]
+        # Now and then, the times out of the minute go (only if nobody added any meanwhile).
+        prune = record.sends_read > 2 * delivery.GROUP_SENDS_PER_MINUTE
+        try:
+            self.store.spend(
+                record.chat, new, recent=recent if prune else None, read=record.sends_read
+            )
+        except Exception:
+            LOGGER.warning("could not count the group's messages", exc_info=True)
+
+    def _hold(self, chat: int, until: float) -> None:
+        try:
+            self.store.hold(chat, until)
+        except Exception:
+            LOGGER.warning("could not keep Telegram's wait for chat %s", chat, exc_info=True)
 
     def _mark(
         self, record: Record, parcels: list[Parcel], sent: telegram_io.Delivery, now: float
@@ -316,6 +348,8 @@ class Service:
                 )
                 for p in sorted(newly_unreachable)[:room]
             ]
+            record.sends = [*record.sends, *[self.clock()] * len(notices)]
+            self._spend(record, len(notices))
             await telegram_io.deliver(self.bot, notices)
         for old, new in sent.migrated.items():
             if old == record.chat:

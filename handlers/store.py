@@ -46,7 +46,12 @@ class Record:
     langs: dict[int, str] = field(default_factory=dict)  # player → language of their hand
     note: str | None = None  # the table's line about the latest events, kept for re-renders
     updates: list[int] = field(default_factory=list)  # update ids already applied
-    sends: list[float] = field(default_factory=list)  # times of recent new group messages
+    # The chat's flood budget, kept once for the whole chat (every forum topic's game and every
+    # reply share it), beside the records: the times of new group messages as read, and until
+    # when Telegram said to wait after a 429.
+    sends: list[float] = field(default_factory=list)
+    hold: float | None = None
+    sends_read: int = 0  # how many times the budget held when read
     due: float | None = None  # when the timer must look at this game next
     expires: int | None = None  # epoch seconds after which DynamoDB may delete the item
     writer: str | None = None  # a token of the last write's attempt, written with it
@@ -75,7 +80,6 @@ class Record:
             "no": self.note,
             # In the order applied: updates may arrive out of order, and the latest must stay.
             "u": _deltas(self.updates[-RECENT_UPDATES:]),
-            "gs": _deltas([round(s) for s in self.sends]),
         }
         # Written only when they differ from what an item without them reads as.
         if self.clock != CLOCK_DEFAULT:
@@ -96,7 +100,6 @@ class Record:
         self.langs = {p: lang for p, lang in zip(seats, doc["pl"], strict=True) if lang}
         self.note = doc["no"]
         self.updates = _undeltas(doc["u"])
-        self.sends = [float(s) for s in _undeltas(doc["gs"])]
         self.clock = doc.get("c", CLOCK_DEFAULT)
         self.reminded = doc.get("rm")
         self.outbox = [outbox.decode(p) for p in doc.get("ob", ())]
@@ -146,7 +149,7 @@ class Store(Protocol):
 
     def load(self, chat: int, topic: int | None = None) -> Record:
         """The record of the chat (or of its forum topic), read consistently; a new, unsaved
-        one if there is none."""
+        one if there is none. The chat's flood budget is read with it, in the same request."""
         ...
 
     def save(self, record: Record, *, new_game: bool = False) -> Record:
@@ -168,6 +171,18 @@ class Store(Protocol):
     ) -> None:
         """Keep what sending taught: the ids of messages just sent (unless the chat has moved on
         to another game) and which players' private chats refuse or accept the bot."""
+        ...
+
+    def spend(
+        self, chat: int, times: list[float], *, recent: list[float] | None = None, read: int = 0
+    ) -> None:
+        """New group messages sent into `chat` at `times`, added to its flood budget (never
+        lost to a concurrent writer). With `recent` (the times read still in the minute), the
+        older ones are dropped too, unless someone added any since the `read` ones."""
+        ...
+
+    def hold(self, chat: int, until: float) -> None:
+        """Telegram said to wait: nothing new goes into `chat` before `until` (the latest kept)."""
         ...
 
     def mark(self, chat: int, topic: int | None, marks: dict[int, bool]) -> None:

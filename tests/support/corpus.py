@@ -814,6 +814,8 @@ def games(scene: Scene) -> dict[str, tuple[Any, ...]]:
     bookkeeping, timers and expiry (the version moves when a reply is written)."""
     found = {}
     for key, (_, doc, due, expires) in scene.snapshot().items.items():
+        if key.startswith("flood#"):
+            continue  # the chat's flood budget: every reply counts in it
         document = json.loads(json.loads(doc))
         kept = {k: v for k, v in document.items() if k not in BOOKKEEPING}
         found[key] = (json.dumps(kept, sort_keys=True), due, expires)

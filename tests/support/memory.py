@@ -31,6 +31,7 @@ class MemoryStore:
     def __init__(self) -> None:
         self.items: dict[tuple[int, int | None], _Stored] = {}
         self.forum_topics: dict[int, set[int]] = {}
+        self.floods: dict[int, tuple[list[float], float | None]] = {}  # chat -> (sends, hold)
         self.counts = Counts()
         self._lock = threading.Lock()
 
@@ -39,6 +40,9 @@ class MemoryStore:
             self.counts.reads += 1
             stored = self.items.get((chat, topic))
             record = Record(chat, topic)
+            sends, record.hold = self.floods.get(chat, ([], None))
+            record.sends = list(sends)
+            record.sends_read = len(sends)
             if stored is None:
                 return record
             record.version = stored.version
@@ -85,6 +89,24 @@ class MemoryStore:
             record.table_msg = record.final_msg = None
             record.hand_msgs = {}
         return record
+
+    def spend(
+        self, chat: int, times: list[float], *, recent: list[float] | None = None, read: int = 0
+    ) -> None:
+        with self._lock:
+            self.counts.writes += 1
+            sends, hold = self.floods.get(chat, ([], None))
+            if recent is not None and len(sends) == read:
+                sends = list(recent)
+            self.floods[chat] = ([*sends, *(round(t, 1) for t in times)], hold)
+
+    def hold(self, chat: int, until: float) -> None:
+        with self._lock:
+            self.counts.writes += 1
+            sends, hold = self.floods.get(chat, ([], None))
+            until = round(until * 1000) / 1000
+            if hold is None or hold < until:
+                self.floods[chat] = (sends, until)
 
     def mark(self, chat: int, topic: int | None, marks: dict[int, bool]) -> None:
         if not marks:
