@@ -363,3 +363,29 @@ def test_an_end_whose_table_edit_met_a_flood_limit_is_redrawn_without_buttons() 
         assert scene.table_screen() == scene.current_table()
         record = table.record()
         assert record.owed is None and record.due is None, "nothing left for the timer"
+
+
+def test_an_end_given_up_on_a_429_is_sent_once_telegrams_wait_is_over() -> None:
+    with started() as scene:
+        table = scene.table
+        table.tg.fail_next("sendMessage", GROUP, error=too_many_requests(30))
+        table.say(scene.players[0], "/stop")
+        assert table.game().phase is Phase.OVER
+        title = t("en", "title_stopped")
+        ends = lambda: [p for p in group_sends(table) if p["text"].startswith(title)]  # noqa: E731
+        assert ends() == [], "Telegram refused it"
+        assert len(table.record().owing()) == 1, "the end is owed"
+        # Within the wait, a command's reply does not go in, nor does the end.
+        table.clock.advance(10)
+        table.say(scene.players[1], "/rules")
+        table.tick()
+        assert ends() == []
+        table.clock.advance(20)
+        table.tick()
+        assert len(ends()) == 1, "sent when Telegram's wait is over"
+        assert table.record().owing() == []
+        for _ in range(3):
+            table.clock.advance(30)
+            table.tick()
+            table.say(scene.players[1], "/rules")
+        assert len(ends()) == 1, "and never again"
