@@ -73,11 +73,12 @@ def group_room(record: Record, now: float) -> int:
 
 
 def room_at(record: Record, now: float) -> float:
-    """When the minute next has room for a group message (now, if it has)."""
+    """When the minute next has room for a group message, and Telegram's wait is over."""
     recent = sorted(s for s in record.sends if now - s < SEND_WINDOW)
-    if len(recent) < GROUP_SENDS_PER_MINUTE:
-        return now
-    return recent[len(recent) - GROUP_SENDS_PER_MINUTE] + SEND_WINDOW
+    at = now
+    if len(recent) >= GROUP_SENDS_PER_MINUTE:
+        at = recent[len(recent) - GROUP_SENDS_PER_MINUTE] + SEND_WINDOW
+    return max(at, record.hold or at)
 
 
 def moment_key(stamp: int, screen: Screen) -> str:

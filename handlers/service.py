@@ -181,6 +181,10 @@ class Service:
             record.writer = f"{self._writer}.{next(self._writes):x}"
             previous_due = record.due
             record.due = timing.next_due(record, self.idle_expiry)
+            if len(moments) < len(parcels):
+                # Moments the minute has no room for: the timer sends them once it has.
+                room = delivery.room_at(record, now)
+                record.due = room if record.due is None else min(record.due, room)
             record.expires = timing.expiry(record, now, self.idle_expiry)
             try:
                 self.store.save(record, new_game=decision.new_game)
@@ -224,7 +228,7 @@ class Service:
             self._hold(held, self.clock() + seconds)
         outcome.telegram_requests = sent.requests
         await self._learn(record, decision, sent)
-        self._mark(record, parcels, sent, now)
+        self._mark(record, parcels, sent)
         if (chat, topic) in sent.topics_gone or chat in sent.kicked:
             # The group (or the game's topic) refuses the bot now: the game ends at once, and
             # nothing more is sent there, so nothing more can fail there.
@@ -258,11 +262,9 @@ class Service:
         except Exception:
             LOGGER.warning("could not keep Telegram's wait for chat %s", chat, exc_info=True)
 
-    def _mark(
-        self, record: Record, parcels: list[Parcel], sent: telegram_io.Delivery, now: float
-    ) -> None:
-        """After sending: each parcel of the write marked sent or given up. Given up (the
-        minute spent, a flood limit, a server error), the timer sends it when Telegram allows."""
+    def _mark(self, record: Record, parcels: list[Parcel], sent: telegram_io.Delivery) -> None:
+        """After sending: each parcel of the write marked sent or given up. Given up, the timer
+        sends it: when the minute has room (`due`), or when Telegram allows (`owe`)."""
         if not parcels:
             return
         marks = {p.stamp: delivery.was_sent(p.stamp, sent.remembered) for p in parcels}
@@ -273,8 +275,6 @@ class Service:
             # than never for a game's end.
             LOGGER.warning("could not mark what was sent", exc_info=True)
             return
-        if not all(marks.values()) and sent.owed is None:
-            self.owe(record.chat, delivery.room_at(record, now), record.topic)
 
     def _add_topic(self, record: Record) -> None:
         """Bookkeeping after the commit: logged, never raised."""

@@ -372,7 +372,10 @@ def test_an_end_given_up_on_a_429_is_sent_once_telegrams_wait_is_over() -> None:
         table.say(scene.players[0], "/stop")
         assert table.game().phase is Phase.OVER
         title = t("en", "title_stopped")
-        ends = lambda: [p for p in group_sends(table) if p["text"].startswith(title)]  # noqa: E731
+
+        def ends() -> list[dict[str, Any]]:
+            return [p for p in group_sends(table) if p["text"].startswith(title)]
+
         assert ends() == [], "Telegram refused it"
         assert len(table.record().owing()) == 1, "the end is owed"
         # Within the wait, a command's reply does not go in, nor does the end.
