@@ -70,12 +70,15 @@ def pack(
     silent: bool = False,
     update_id: int | None = None,
     mine: Set[int] = frozenset(),
+    new_game: bool = False,
 ) -> list[Parcel]:
     """The parcels a write takes to send: the owed ones that are this sender's (`mine`: the
     stamps its update wrote, as first read), then the write's own moments. The record's outbox
     becomes the parcels someone else still holds, and these, stamped anew."""
-    if silent or record.game is None:
-        record.outbox = []  # nobody can be told any more
+    if silent or record.game is None or new_game:
+        # Nobody can be told any more; or a new game replaced the one the moments were drawn
+        # from (its names and counters are gone with it).
+        record.outbox = []
         return []
     taken: list[tuple[ev.Event, ...]] = []
     held: list[Parcel] = []

@@ -163,14 +163,16 @@ class Service:
                 silent=decision.silent,
                 update_id=update_id,
                 mine=mine,
+                new_game=decision.new_game,
             )
             if parcels:
                 # Moments go out with the table drawn anew, even from a timer with nothing else
                 # to do or a retried update.
                 decision.write = decision.redraw = True
             moments, group_sends = delivery.plan_sends(before, record, decision, parcels, now)
-            # A reply into the group is written too (its time counts against the group's flood
-            # limit), unless the chat has no record yet: a group the bot never played in.
+            # A reply into the group is written too (with its update id, so that Telegram's
+            # retry is not answered again), unless the chat has no record yet: a group (or a
+            # topic) the bot never played in. Its time counts in the chat's budget either way.
             counted = group_sends > 0 and record.version > 0
             if duplicate and not parcels:
                 break
@@ -246,6 +248,8 @@ class Service:
     def _spend(self, record: Record, count: int) -> None:
         """The group messages about to be sent, added to the chat's flood budget before sending.
         Logged, never raised: a budget short of a few messages costs at worst a 429."""
+        if count <= 0:
+            return
         new, recent = record.sends[-count:], record.sends[:-count]
         # Now and then, the times out of the minute go (only if nobody added any meanwhile).
         prune = record.sends_read > 2 * delivery.GROUP_SENDS_PER_MINUTE
@@ -274,7 +278,6 @@ class Service:
             # Unmarked, the parcels go out again once their writer must be gone: rather twice
             # than never for a game's end.
             LOGGER.warning("could not mark what was sent", exc_info=True)
-            return
 
     def _add_topic(self, record: Record) -> None:
         """Bookkeeping after the commit: logged, never raised."""
