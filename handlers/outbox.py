@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence, Set
 from typing import TYPE_CHECKING, Any
 
-from engine import Game
+from engine import Game, Phase
 from engine import events as ev
 from engine.records import record
 from handlers import moments
@@ -83,8 +83,8 @@ def pack(
     taken: list[tuple[ev.Event, ...]] = []
     held: list[Parcel] = []
     for parcel in record.outbox:
-        if record.marks.get(parcel.stamp):
-            continue  # delivered: this write drops it
+        if record.marks.get(parcel.stamp) or stale(parcel, record.game):
+            continue  # delivered, or a decision already taken: this write drops it
         ours = update_id if parcel.stamp in mine else None
         if due(parcel, record.marks, ours, now):
             taken.append(parcel.events)
@@ -100,6 +100,17 @@ def pack(
     ]
     record.outbox = held + fresh
     return fresh
+
+
+def stale(parcel: Parcel, game: Game) -> bool:
+    """Whether the parcel asks for a decision (Liar! or Let it stand) no longer awaited: sent
+    late, its buttons would only be refused."""
+    match parcel.events[-1]:
+        case ev.FinalPlay(play=play):
+            return game.phase is not Phase.DECIDE or game.plays != play
+        case ev.DecisionPassed(decider=decider):
+            return game.phase is not Phase.DECIDE or game.awaited != decider
+    return False
 
 
 def screen(parcel: Parcel, game: Game, place: Place, lang: str, now: float) -> Screen:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from engine import Phase, open_table
 from engine import events as ev
 from handlers import outbox
 from handlers.outbox import GRACE, Parcel
@@ -54,3 +55,13 @@ def test_who_takes_a_parcel() -> None:
     assert not outbox.due(unmarked, {}, 913, 1001)
     assert not outbox.due(unmarked, {}, None, 1000 + GRACE - 1)
     assert outbox.due(unmarked, {}, None, 1000 + GRACE)
+
+
+def test_a_decision_already_taken_is_not_asked_for_late() -> None:
+    game = open_table(101, 1000.0, "Ann")
+    final = Parcel(16, 912, 1000, (CALLED, FINAL))
+    assert game.phase is not Phase.DECIDE
+    assert outbox.stale(final, game), "the final play was settled: its buttons would be refused"
+    assert not outbox.stale(Parcel(17, 912, 1000, (CHALLENGED,)), game), "a challenge stays"
+    record = Record(-100, game=game, outbox=[final])
+    assert outbox.pack(record, [], 1000.0) == [] and record.outbox == []
