@@ -10,7 +10,8 @@ from __future__ import annotations
 from engine import Game, Phase
 from engine import events as ev
 from engine.records import replace
-from handlers import moments, render
+from handlers import moments, outbox, render
+from handlers.outbox import Parcel
 from handlers.outcomes import Decision, Result
 from handlers.screens import Edit, EditButtons, Request, Screen, Send
 from handlers.store import Record
@@ -19,45 +20,53 @@ from handlers.text import t
 # A person who pressed a button this long ago is still looking at the bot: no turn ping.
 LOOKING_SECONDS = 5.0
 GROUP_SENDS_PER_MINUTE = 18  # Telegram allows about 20 messages a minute into one group
+# Of the minute, what command replies may not take: the games' own messages always find room.
+RESERVED_FOR_GAMES = 6
 SEND_WINDOW = 60.0
 
 
 def plan_sends(
-    before: Game | None, record: Record, decision: Decision, now: float
-) -> tuple[list[Screen], int]:
-    """The new group messages this action may send within Telegram's flood limit, and how many
+    before: Game | None, record: Record, decision: Decision, parcels: list[Parcel], now: float
+) -> tuple[list[tuple[int, Screen]], int]:
+    """The new group messages this action sends within Telegram's flood limit, and how many
     that is. Every one counts: the table's first message, the moments (a challenge, a final play,
-    the end), command replies (/table, /rules, /help, /join, /addbot, a language prompt, a
-    refusal). When the minute's budget is spent, command replies go first (dropped from
-    `decision.extra`; /table edits the table instead of sending it anew), then the earliest
-    moments; the table's note and its buttons tell the rest, since the table is an edit. The
-    times are written with the action (`record.sends`)."""
+    the end: `parcels`, by stamp), command replies (/table, /rules, /help, /join, /addbot, a
+    language prompt, a refusal). Command replies go first, and never take the minute's last
+    `RESERVED_FOR_GAMES` (dropped from `decision.extra`; /table edits the table instead of
+    sending it anew); moments are never dropped: those the minute has no room for stay in the
+    outbox, sent in order once it has. While Telegram's own wait after a 429 lasts (`hold`),
+    nothing new goes in. The budget is the chat's, shared by every topic's game and every
+    reply: the times are added to `record.sends`, which the transaction adds to the store."""
     game = record.game
-    told: list[Screen] = []
     if decision.silent:
-        return told, 0
+        return [], 0
     if game is not None and decision.events:
         note = moments.note(decision.events, game, record.lang, before)
         if note is not None:
             record.note = note
-        told = moments.moments(decision.events, game, record.place, record.lang, now)
     first_table = game is not None and record.table_msg is None
     first_table = first_table and (decision.write or decision.table_again)
     again = decision.table_again and record.table_msg is not None
     replies = [r for r in decision.extra if isinstance(r, Send) and r.chat_id == record.chat]
     recent = [s for s in record.sends if now - s < SEND_WINDOW]
-    room = max(0, GROUP_SENDS_PER_MINUTE - len(recent) - first_table)
-    kept = told[-room:] if room else []  # the latest matter most: the end, then the rest
-    room -= len(kept)
-    answered, dropped = replies[:room], replies[room:]
+    waiting = record.hold is not None and now < record.hold
+    room = 0 if waiting else max(0, GROUP_SENDS_PER_MINUTE - len(recent) - first_table)
+    told = []
+    if game is not None:
+        place, lang = record.place, record.lang
+        told = [(p.stamp, outbox.screen(p, game, place, lang, now)) for p in parcels[:room]]
+    room -= len(told)
+    answered = replies[: max(0, room - RESERVED_FOR_GAMES)]
     room -= len(answered)
-    if dropped:
-        decision.extra = [r for r in decision.extra if not any(r is d for d in dropped)]
-    if again and room == 0:
+    if len(answered) < len(replies):
+        decision.extra = [
+            r for r in decision.extra if not any(r is d for d in replies[len(answered) :])
+        ]
+    if again and room <= RESERVED_FOR_GAMES:
         decision.table_again = again = False
-    count = first_table + len(kept) + len(answered) + again
+    count = first_table + len(told) + len(answered) + again
     record.sends = recent + [now] * count
-    return kept, count
+    return told, count
 
 
 def group_room(record: Record, now: float) -> int:
@@ -65,8 +74,31 @@ def group_room(record: Record, now: float) -> int:
     return max(0, GROUP_SENDS_PER_MINUTE - sum(now - s < SEND_WINDOW for s in record.sends))
 
 
+def room_at(record: Record, now: float) -> float:
+    """When the minute next has room for a group message, and Telegram's wait is over."""
+    recent = sorted(s for s in record.sends if now - s < SEND_WINDOW)
+    at = now
+    if len(recent) >= GROUP_SENDS_PER_MINUTE:
+        at = recent[len(recent) - GROUP_SENDS_PER_MINUTE] + SEND_WINDOW
+    return max(at, record.hold or at)
+
+
+def moment_key(stamp: int, screen: Screen, final: bool = True) -> str:
+    """How a parcel's message is named when sent: "final" for a final play's, whose buttons go
+    once it is settled (an end's Play again is no such button)."""
+    return f"{'final' if screen.buttons and final else 'moment'}.{stamp}"
+
+
+def was_sent(stamp: int, remembered: dict[str, int]) -> bool:
+    return f"final.{stamp}" in remembered or f"moment.{stamp}" in remembered
+
+
 def screens(
-    before: Game | None, record: Record, decision: Decision, told: list[Screen], now: float
+    before: Game | None,
+    record: Record,
+    decision: Decision,
+    told: list[tuple[int, Screen]],
+    now: float,
 ) -> list[Request]:
     """Every request the decision owes: its extras, the table, the moments, the hands. Every
     message into the group goes to the game's forum topic, if it is played in one; none goes
@@ -101,7 +133,7 @@ def screens(
     # A final play's buttons are taken off once it is settled; the end's Play again stays.
     final = game.phase is not Phase.OVER
     requests += [
-        Send(chat, screen, "final" if screen.buttons and final else None, thread) for screen in told
+        Send(chat, screen, moment_key(stamp, screen, final), thread) for stamp, screen in told
     ]
     # The final play is settled: its buttons go. A retried update or a redraw cannot tell
     # whether the first delivery took them off, so it does again ("not modified" is success).

@@ -45,6 +45,13 @@ def _topics_pk(chat: int) -> str:
     return f"topics#{chat}"
 
 
+def _flood_pk(chat: int) -> str:
+    return f"flood#{chat}"
+
+
+FLOOD_KEPT = 3600  # seconds a chat's flood budget outlives its latest message (then expires)
+
+
 class DynamoStore:
     """The DynamoDB adapter. `client` is a boto3 DynamoDB client, built once per container."""
 
@@ -57,10 +64,24 @@ class DynamoStore:
 
     def load(self, chat: int, topic: int | None = None) -> Record:
         self.counts.reads += 1
-        item = self.client.get_item(
-            TableName=self.table, Key={"pk": {"S": _pk(chat, topic)}}, ConsistentRead=True
-        ).get("Item")
+        key, flood_key = _pk(chat, topic), _flood_pk(chat)
+        keys = [{"pk": {"S": key}}, {"pk": {"S": flood_key}}]
+        found = self.client.batch_get_item(
+            RequestItems={self.table: {"Keys": keys, "ConsistentRead": True}}
+        )
+        items = {i["pk"]["S"]: i for i in found.get("Responses", {}).get(self.table, [])}
+        # Keys left unread (throttled): read one by one, as the rare case they are.
+        for left in found.get("UnprocessedKeys", {}).get(self.table, {}).get("Keys", []):
+            self.counts.reads += 1
+            got = self.client.get_item(TableName=self.table, Key=left, ConsistentRead=True)
+            if "Item" in got:
+                items[left["pk"]["S"]] = got["Item"]
         record = Record(chat, topic)
+        flood = items.get(flood_key, {})
+        record.sends = [float(t["N"]) for t in flood.get("gs", {}).get("L", [])]
+        record.sends_read = len(record.sends)
+        record.hold = float(flood["hd"]["N"]) / 1000 if "hd" in flood else None
+        item = items.get(key)
         if item is None:
             return record
         record.version = int(item["ver"]["N"])
@@ -74,6 +95,9 @@ class DynamoStore:
         record.final_msg = int(item["fm"]["N"]) if "fm" in item else None
         record.hand_msgs = {int(k): int(v["N"]) for k, v in item.get("hm", {}).get("M", {}).items()}
         record.unreachable = {int(n) for n in item.get("un", {}).get("NS", [])}
+        record.marks = {
+            int(k[1:]): v["BOOL"] for k, v in item.items() if k[:1] == "d" and k[1:].isdigit()
+        }
         return record
 
     def save(self, record: Record, *, new_game: bool = False) -> Record:
@@ -103,6 +127,7 @@ class DynamoStore:
             sets[3] = "hm = :empty"
             # Who could not be reached was a fact of the last game's players: not kept for ever.
             removes += ["tm", "fm", "un"]
+        removes += [f"d{stamp}" for stamp in record.unmarked()]
         if record.version == 0:
             condition = "attribute_not_exists(pk)"
         else:
@@ -128,11 +153,77 @@ class DynamoStore:
             raise Conflict(record.chat) from e
         record.version += 1
         record.redrawn = None
+        record.marks = {s: v for s, v in record.marks.items() if s not in record.unmarked()}
         if new_game:
             record.table_msg = record.final_msg = None
             record.hand_msgs = {}
             record.unreachable = set()
         return record
+
+    def spend(
+        self, chat: int, times: list[float], *, recent: list[float] | None = None, read: int = 0
+    ) -> None:
+        key = {"pk": {"S": _flood_pk(chat)}}
+        added = {"L": [{"N": f"{t:.1f}"} for t in times]}
+        expires = {"N": str(round(max(times, default=0)) + FLOOD_KEPT)}
+        self.counts.writes += 1
+        if recent is not None:
+            kept = {"L": [{"N": f"{t:.1f}"} for t in recent] + added["L"]}
+            try:
+                self.client.update_item(
+                    TableName=self.table,
+                    Key=key,
+                    UpdateExpression="SET gs = :kept, expires = :exp",
+                    ConditionExpression="size(gs) = :n",
+                    ExpressionAttributeValues={
+                        ":kept": kept,
+                        ":exp": expires,
+                        ":n": {"N": str(read)},
+                    },
+                )
+                return
+            except self._conditional_failed:
+                self.counts.writes += 1  # someone added meanwhile: add ours to theirs
+        self.client.update_item(
+            TableName=self.table,
+            Key=key,
+            UpdateExpression=(
+                "SET gs = list_append(if_not_exists(gs, :none), :added), expires = :exp"
+            ),
+            ExpressionAttributeValues={":none": {"L": []}, ":added": added, ":exp": expires},
+        )
+
+    def hold(self, chat: int, until: float) -> None:
+        self.counts.writes += 1
+        at = {"N": str(round(until * 1000))}
+        with contextlib.suppress(self._conditional_failed):
+            self.client.update_item(
+                TableName=self.table,
+                Key={"pk": {"S": _flood_pk(chat)}},
+                UpdateExpression="SET hd = :at, expires = :exp",
+                ConditionExpression="attribute_not_exists(hd) OR hd < :at",
+                ExpressionAttributeValues={
+                    ":at": at,
+                    ":exp": {"N": str(round(until) + FLOOD_KEPT)},
+                },
+            )
+
+    def mark(self, chat: int, topic: int | None, marks: dict[int, bool]) -> None:
+        if not marks:
+            return
+        self.counts.writes += 1
+        # Each parcel's mark is an attribute of its own (`d<stamp>`): a write that drops one
+        # parcel's mark never touches another's, set meanwhile.
+        sets = ", ".join(f"d{stamp} = :d{stamp}" for stamp in marks)
+        values = {f":d{stamp}": {"BOOL": sent} for stamp, sent in marks.items()}
+        with contextlib.suppress(self._conditional_failed):
+            self.client.update_item(
+                TableName=self.table,
+                Key={"pk": {"S": _pk(chat, topic)}},
+                UpdateExpression=f"SET {sets}",
+                ConditionExpression="attribute_exists(ver)",
+                ExpressionAttributeValues=values,
+            )
 
     def owe(self, chat: int, at: float, topic: int | None = None) -> None:
         key = {"pk": {"S": _pk(chat, topic)}}

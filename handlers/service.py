@@ -22,8 +22,9 @@ import telegram
 from telegram import CallbackQuery
 
 from engine import Game
-from handlers import delivery, metrics, telegram_io, timing
+from handlers import delivery, metrics, outbox, telegram_io, timing
 from handlers.acts import Abandon, Redraw
+from handlers.outbox import Parcel
 from handlers.outcomes import Act, Decision, Outcome, Result, Via
 from handlers.render import name_of
 from handlers.screens import Answer, Request, Screen, Send
@@ -46,13 +47,17 @@ class _Written:
         self,
         record: Record,
         decision: Decision,
-        moments: list[Screen],
+        moments: list[tuple[int, Screen]],
+        *,
+        parcels: list[Parcel],
         before: Game | None,
         previous_due: float | None,
+        group_sends: int,
     ) -> None:
         self.version, self.writer = record.version + 1, record.writer
         self.decision, self.moments, self.before = decision, moments, before
-        self.previous_due = previous_due
+        self.parcels, self.previous_due = parcels, previous_due
+        self.group_sends = group_sends
 
     def landed(self, stored: Record) -> bool:
         """Whether `stored` is this attempt's write: its version, and its writer's token (the
@@ -121,8 +126,11 @@ class Service:
             via = Via.PRESS if query else (Via.TIMER if update_id is None else Via.COMMAND)
         outcome = Outcome(via, chat=chat, action=action, topic=topic)
         refused: _Written | None = None  # the last attempt, when its write was refused
+        mine: set[int] = set()
         for attempt in range(MAX_ATTEMPTS):
-            moments: list[Screen] = []
+            moments: list[tuple[int, Screen]] = []
+            parcels: list[Parcel] = []
+            group_sends = 0
             now = self.clock()
             record = self.store.load(chat, topic)
             if refused is not None and refused.landed(record):
@@ -131,6 +139,8 @@ class Service:
                 outcome.conflicts -= 1
                 metrics.add("LostAnswersLanded")
                 decision, moments, before = refused.decision, refused.moments, refused.before
+                parcels, group_sends = refused.parcels, refused.group_sends
+                record.sends = [*record.sends, *[now] * group_sends]
                 if record.due is not None and record.due != refused.previous_due:
                     self.schedule(chat, record.due, now, topic)
                 break
@@ -141,30 +151,62 @@ class Service:
                 chat = outcome.chat = record.moving
                 continue
             before = record.game
-            if update_id is not None and update_id in record.updates:
+            if attempt == 0 and update_id is not None:
+                # Parcels this update wrote: its own to send again if its first delivery died.
+                # Any stamped later were taken by another delivery of it, racing this one.
+                mine = {p.stamp for p in record.outbox if p.update == update_id}
+            duplicate = update_id is not None and update_id in record.updates
+            if duplicate:
                 # Redrawn as the act would, so a group that removed the bot gets nothing more.
-                silent = isinstance(act, Abandon)
-                decision = Decision(result=Result.DUPLICATE, silent=silent)
-                break
-            decision = act.decide(record, now)
-            moments, group_sends = delivery.plan_sends(before, record, decision, now)
-            # A reply into the group is written too (its time counts against the group's flood
-            # limit), unless the chat has no record yet: a group the bot never played in.
+                decision = Decision(result=Result.DUPLICATE, silent=isinstance(act, Abandon))
+            else:
+                decision = act.decide(record, now)
+            parcels = outbox.pack(
+                record,
+                decision.events,
+                now,
+                silent=decision.silent,
+                update_id=update_id,
+                mine=mine,
+                new_game=decision.new_game,
+            )
+            if parcels:
+                # Moments go out with the table drawn anew, even from a timer with nothing else
+                # to do or a retried update.
+                decision.write = decision.redraw = True
+            moments, group_sends = delivery.plan_sends(before, record, decision, parcels, now)
+            # A reply into the group is written too (with its update id, so that Telegram's
+            # retry is not answered again), unless the chat has no record yet: a group (or a
+            # topic) the bot never played in. Its time counts in the chat's budget either way.
             counted = group_sends > 0 and record.version > 0
-            if not (decision.write or counted):
+            if duplicate and not parcels:
                 break
-            if update_id is not None:
+            if not (decision.write or counted or parcels):
+                break
+            if update_id is not None and not duplicate:
                 record.updates = [*record.updates, update_id]  # the store keeps the latest
             if query is not None and decision.write:
                 record.looking = delivery.looking(record, query.from_user.id, now)
             record.writer = f"{self._writer}.{next(self._writes):x}"
             previous_due = record.due
             record.due = timing.next_due(record, self.idle_expiry)
+            if len(moments) < len(parcels):
+                # Moments the minute has no room for: the timer sends them once it has.
+                room = delivery.room_at(record, now)
+                record.due = room if record.due is None else min(record.due, room)
             record.expires = timing.expiry(record, now, self.idle_expiry)
             try:
                 self.store.save(record, new_game=decision.new_game)
             except Conflict:
-                refused = _Written(record, decision, moments, before, previous_due)
+                refused = _Written(
+                    record,
+                    decision,
+                    moments,
+                    parcels=parcels,
+                    before=before,
+                    previous_due=previous_due,
+                    group_sends=group_sends,
+                )
                 outcome.conflicts += 1
                 # Jitter, so that racing writers do not collide again in step.
                 await self.sleep(self.rng.uniform(0.005, 0.02) * (attempt + 1))
@@ -173,6 +215,9 @@ class Service:
                 self.schedule(chat, record.due, now, topic)
             if decision.new_game and topic is not None:
                 self._add_topic(record)
+            if any(p.update is None for p in parcels) and update_id is not None:
+                # Owed parcels taken by this update: if it dies too, the timer sends them.
+                self.schedule(chat, now + outbox.GRACE, now, topic)
             break
         else:
             raise Busy(f"chat {chat}: {MAX_ATTEMPTS} conflicting writes in a row")
@@ -190,9 +235,14 @@ class Service:
                 requests += delivery.hand_requests(record, drawn)
             answer = Answer(query.id, decision.refusal or decision.answer, decision.link)
             outcome.reply = self.reply_or_request(answer, requests)
+        if group_sends:
+            self._spend(record, group_sends)
         sent = await telegram_io.deliver(self.bot, requests)
+        for held, seconds in sent.held.items():
+            self._hold(held, self.clock() + seconds)
         outcome.telegram_requests = sent.requests
         await self._learn(record, decision, sent)
+        self._mark(record, parcels, sent)
         if (chat, topic) in sent.topics_gone or chat in sent.kicked:
             # The group (or the game's topic) refuses the bot now: the game ends at once, and
             # nothing more is sent there, so nothing more can fail there.
@@ -206,6 +256,40 @@ class Service:
         return await self.transact(
             chat, update_id, Abandon(), topic=topic, action="abandon", via=Via.REMOVED
         )
+
+    def _spend(self, record: Record, count: int) -> None:
+        """The group messages about to be sent, added to the chat's flood budget before sending.
+        Logged, never raised: a budget short of a few messages costs at worst a 429."""
+        if count <= 0:
+            return
+        new, recent = record.sends[-count:], record.sends[:-count]
+        # Now and then, the times out of the minute go (only if nobody added any meanwhile).
+        prune = record.sends_read > 2 * delivery.GROUP_SENDS_PER_MINUTE
+        try:
+            self.store.spend(
+                record.chat, new, recent=recent if prune else None, read=record.sends_read
+            )
+        except Exception:
+            LOGGER.warning("could not count the group's messages", exc_info=True)
+
+    def _hold(self, chat: int, until: float) -> None:
+        try:
+            self.store.hold(chat, until)
+        except Exception:
+            LOGGER.warning("could not keep Telegram's wait for chat %s", chat, exc_info=True)
+
+    def _mark(self, record: Record, parcels: list[Parcel], sent: telegram_io.Delivery) -> None:
+        """After sending: each parcel of the write marked sent or given up. Given up, the timer
+        sends it: when the minute has room (`due`), or when Telegram allows (`owe`)."""
+        if not parcels:
+            return
+        marks = {p.stamp: delivery.was_sent(p.stamp, sent.remembered) for p in parcels}
+        try:
+            self.store.mark(record.chat, record.topic, marks)
+        except Exception:
+            # Unmarked, the parcels go out again once their writer must be gone: rather twice
+            # than never for a game's end.
+            LOGGER.warning("could not mark what was sent", exc_info=True)
 
     def _add_topic(self, record: Record) -> None:
         """Bookkeeping after the commit: logged, never raised."""
@@ -257,7 +341,7 @@ class Service:
                 record.game_id,
                 topic=record.topic,
                 table=remembered.get("table"),
-                final=remembered.get("final"),
+                final=next((v for k, v in remembered.items() if k.startswith("final")), None),
                 hands=hands,
                 unreachable=newly_unreachable,
                 # A hand delivered (after /hand) shows the private chat is open again.
@@ -280,6 +364,8 @@ class Service:
                 )
                 for p in sorted(newly_unreachable)[:room]
             ]
+            record.sends = [*record.sends, *[self.clock()] * len(notices)]
+            self._spend(record, len(notices))
             await telegram_io.deliver(self.bot, notices)
         for old, new in sent.migrated.items():
             if old == record.chat:

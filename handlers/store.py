@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from engine import CLOCK_DEFAULT, Game, Phase, decode, encode
+from handlers import outbox
 from handlers.callbacks import Place
 from handlers.names import TITLE_LENGTH
+from handlers.outbox import Parcel
 
 RECENT_UPDATES = 12  # a retried update comes back within a minute, after a few others
 
@@ -54,10 +56,16 @@ class Record:
     last: dict[int, str] = field(default_factory=dict)
     note: str | None = None  # the table's line about the latest events, kept for re-renders
     updates: list[int] = field(default_factory=list)  # update ids already applied
-    sends: list[float] = field(default_factory=list)  # times of recent new group messages
+    # The chat's flood budget, kept once for the whole chat (every forum topic's game and every
+    # reply share it), beside the records: the times of new group messages as read, and until
+    # when Telegram said to wait after a 429.
+    sends: list[float] = field(default_factory=list)
+    hold: float | None = None
+    sends_read: int = 0  # how many times the budget held when read
     due: float | None = None  # when the timer must look at this game next
     expires: int | None = None  # epoch seconds after which DynamoDB may delete the item
     writer: str | None = None  # a token of the last write's attempt, written with it
+    outbox: list[Parcel] = field(default_factory=list)  # the moments owed the group
     # Set after sending, outside the versioned document:
     moving: int | None = None  # the supergroup this item is moving to: writes here are refused
     owed: float | None = None  # when the screens are to be drawn again (Telegram said wait)
@@ -66,6 +74,9 @@ class Record:
     final_msg: int | None = None
     hand_msgs: dict[int, int] = field(default_factory=dict)
     unreachable: set[int] = field(default_factory=set)  # players whose private chat said 403
+    # Parcel stamp -> sent (True) or given up (False), marked after sending; a write drops the
+    # marks of the parcels it no longer carries.
+    marks: dict[int, bool] = field(default_factory=dict)
 
     def document(self) -> str:
         """The versioned part, compact: the whole item must stay under one 1 KB write unit."""
@@ -79,7 +90,6 @@ class Record:
             "no": self.note,
             # In the order applied: updates may arrive out of order, and the latest must stay.
             "u": _deltas(self.updates[-RECENT_UPDATES:]),
-            "gs": _deltas([round(s) for s in self.sends]),
         }
         # Written only when they differ from what an item without them reads as.
         if self.clock != CLOCK_DEFAULT:
@@ -94,6 +104,8 @@ class Record:
             doc["lp"] = [[p, name] for p, name in self.last.items()]
         if self.looking:
             doc["lk"] = [[p, round(at)] for p, at in self.looking.items()]
+        if self.outbox:
+            doc["ob"] = [outbox.encode(p) for p in self.outbox]
         return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
 
     def read_document(self, text: str) -> None:
@@ -106,13 +118,13 @@ class Record:
         self.langs = {p: lang for p, lang in zip(seats, doc["pl"], strict=True) if lang}
         self.note = doc["no"]
         self.updates = _undeltas(doc["u"])
-        self.sends = [float(s) for s in _undeltas(doc["gs"])]
         self.clock = doc.get("c", CLOCK_DEFAULT)
         self.reminded = doc.get("rm")
         self.later_lang = doc.get("ll")
         self.previous = doc.get("pv", 0)
         self.last = dict(doc.get("lp", []))
         self.looking = {p: float(at) for p, at in doc.get("lk", [])}
+        self.outbox = [outbox.decode(p) for p in doc.get("ob", ())]
 
     def not_back(self) -> tuple[str, ...]:
         """The names of the people of the last game not seated in this lobby (none after it)."""
@@ -120,6 +132,15 @@ class Record:
         if game is None or game.phase is not Phase.LOBBY:
             return ()
         return tuple(name for p, name in self.last.items() if p not in game.ids)
+
+    def owing(self) -> list[Parcel]:
+        """The parcels not yet known to be sent: owed, or still with the write that took them."""
+        return [p for p in self.outbox if not self.marks.get(p.stamp)]
+
+    def unmarked(self) -> list[int]:
+        """The stamps marked whose parcels this record no longer carries: the write drops them."""
+        carried = {p.stamp for p in self.outbox}
+        return sorted(s for s in self.marks if s not in carried)
 
     def lang_of(self, player: int) -> str:
         """The language of a player's private messages."""
@@ -157,7 +178,7 @@ class Store(Protocol):
 
     def load(self, chat: int, topic: int | None = None) -> Record:
         """The record of the chat (or of its forum topic), read consistently; a new, unsaved
-        one if there is none."""
+        one if there is none. The chat's flood budget is read with it, in the same request."""
         ...
 
     def save(self, record: Record, *, new_game: bool = False) -> Record:
@@ -179,6 +200,23 @@ class Store(Protocol):
     ) -> None:
         """Keep what sending taught: the ids of messages just sent (unless the chat has moved on
         to another game) and which players' private chats refuse or accept the bot."""
+        ...
+
+    def spend(
+        self, chat: int, times: list[float], *, recent: list[float] | None = None, read: int = 0
+    ) -> None:
+        """New group messages sent into `chat` at `times`, added to its flood budget (never
+        lost to a concurrent writer). With `recent` (the times read still in the minute), the
+        older ones are dropped too, unless someone added any since the `read` ones."""
+        ...
+
+    def hold(self, chat: int, until: float) -> None:
+        """Telegram said to wait: nothing new goes into `chat` before `until` (the latest kept)."""
+        ...
+
+    def mark(self, chat: int, topic: int | None, marks: dict[int, bool]) -> None:
+        """After sending: which parcels of the outbox went out (True) or were given up (False).
+        Outside the version, like `remember`; nothing for an item that is gone."""
         ...
 
     def owe(self, chat: int, at: float, topic: int | None = None) -> None:

@@ -147,6 +147,8 @@ class Delivery:
     #: Seconds after which the screens given up on a flood limit (the longest `retry_after`) or
     #: a transient failure may be drawn again; None when nothing is owed.
     owed: float | None = None
+    #: Group chat -> seconds Telegram said to wait (a 429 given up): nothing new goes in before.
+    held: dict[int, float] = field(default_factory=dict)
     #: HTTP requests made to Telegram, retries included.
     requests: int = 0
 
@@ -280,6 +282,8 @@ class _Courier:
                     retry = request
                 else:
                     self._owe(request, seconds)
+                    if chat is not None and chat < 0:
+                        self.delivery.held[chat] = max(self.delivery.held.get(chat, 0.0), seconds)
             case ChatMigrated() if not isinstance(request, Answer):
                 self.delivery.migrated[request.chat_id] = error.new_chat_id
                 retry = replace(request, chat_id=error.new_chat_id)

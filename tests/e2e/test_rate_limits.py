@@ -17,9 +17,10 @@ from botocore.exceptions import ClientError
 from engine import Phase
 from handlers import callbacks, delivery, telegram_io
 from handlers.callbacks import Kind
-from handlers.delivery import GROUP_SENDS_PER_MINUTE
+from handlers.delivery import GROUP_SENDS_PER_MINUTE, RESERVED_FOR_GAMES
+from handlers.text import t
 from infra.fake_telegram import StoredMessage, too_many_requests
-from tests.support import GROUP, people
+from tests.support import GROUP, Person, people
 from tests.support.bot import Table, running_bot
 from tests.support.corpus import Scene
 from tests.support.screens import button, buttons
@@ -89,7 +90,13 @@ def test_table_whose_new_message_meets_a_flood_limit_leaves_the_old_table_its_bu
         assert table.record().table_msg == old.message_id, "the new table never arrived"
         assert kinds(table, table.tg.message(GROUP, old.message_id)) == {Kind.SHOUT, Kind.VOTE}
         assert table.tg.calls("editMessageReplyMarkup", chat_id=GROUP) == []
-        # Delivered, the new table takes over and the old one loses its buttons.
+        # Within Telegram's wait nothing new goes into the group: the table is edited instead.
+        sends = len(table.tg.calls("sendMessage", chat_id=GROUP))
+        table.say(scene.players[0], "/table")
+        assert len(table.tg.calls("sendMessage", chat_id=GROUP)) == sends
+        assert table.record().table_msg == old.message_id
+        # Delivered after the wait, the new table takes over and the old one loses its buttons.
+        table.clock.advance(30)
         table.say(scene.players[0], "/table")
         assert table.record().table_msg != old.message_id
         assert kinds(table, table.tg.message(GROUP, old.message_id)) == set()
@@ -125,30 +132,46 @@ def test_command_replies_count_against_the_groups_minute_and_go_first() -> None:
             table.say(opener, "/help")
         assert table.tg.max_messages_per_minute(GROUP) <= GROUP_SENDS_PER_MINUTE
         answered = len(group_sends(table)) - sent
-        assert 0 < answered < GROUP_SENDS_PER_MINUTE, "the table's first message counted too"
+        # The table's first message counted too; the minute's last messages are the game's.
+        assert answered == GROUP_SENDS_PER_MINUTE - RESERVED_FOR_GAMES - sent
         record = table.record()
-        assert len(record.sends) == GROUP_SENDS_PER_MINUTE
-        # The minute is spent: /rules gets no reply and writes nothing; /table edits the table
-        # in place instead of sending a new one.
+        assert len(record.sends) == GROUP_SENDS_PER_MINUTE - RESERVED_FOR_GAMES
+        # Replies have no room left: /rules gets no reply and writes nothing; /table edits the
+        # table in place instead of sending a new one.
         version = record.version
         table.say(opener, "/rules")
         table.say(opener, "/table")
         assert len(group_sends(table)) == sent + answered
         assert table.record().version == version
         assert table.record().table_msg == record.table_msg
-        # A challenge now: its message would exceed the limit; the table's note tells it.
+        # A challenge now: its message takes the room kept for the game.
         person = scene.awaited()
         scene.play(person, {min(scene.hand(person))})
         scene.shout(next(p for p in scene.players if p != person))
         assert table.game().last is None, "the challenge was settled"
-        assert len(group_sends(table)) == sent + answered
-        note = table.record().note
-        assert note is not None and note in str(table_message(scene).text)
+        assert len(group_sends(table)) == sent + answered + 1
+        assert group_sends(table)[-1]["text"].startswith(t("en", "challenge_title"))
         assert scene.table_screen() == scene.current_table()
         # A minute later the group hears replies again.
         table.clock.advance(61)
         table.say(opener, "/rules")
-        assert len(group_sends(table)) == sent + answered + 1
+        assert len(group_sends(table)) == sent + answered + 2
+
+
+def test_rules_spammed_by_a_non_player_leave_the_next_challenge_its_message() -> None:
+    with started() as scene:
+        table = scene.table
+        idler = Person(999, "Idle", "en")
+        for _ in range(18):
+            table.say(idler, "/rules")
+        sent = len(group_sends(table))
+        person = scene.awaited()
+        scene.play(person, {min(scene.hand(person))})
+        scene.shout(next(p for p in scene.players if p != person))
+        assert len(group_sends(table)) == sent + 1, "the challenge was told in the group"
+        assert group_sends(table)[-1]["text"].startswith(t("en", "challenge_title"))
+        assert table.record().owing() == [], "nothing is owed"
+        assert table.tg.max_messages_per_minute(GROUP) <= GROUP_SENDS_PER_MINUTE
 
 
 def test_a_refused_command_is_answered_once_however_often_telegram_delivers_it() -> None:
@@ -340,3 +363,32 @@ def test_an_end_whose_table_edit_met_a_flood_limit_is_redrawn_without_buttons() 
         assert scene.table_screen() == scene.current_table()
         record = table.record()
         assert record.owed is None and record.due is None, "nothing left for the timer"
+
+
+def test_an_end_given_up_on_a_429_is_sent_once_telegrams_wait_is_over() -> None:
+    with started() as scene:
+        table = scene.table
+        table.tg.fail_next("sendMessage", GROUP, error=too_many_requests(30))
+        table.say(scene.players[0], "/stop")
+        assert table.game().phase is Phase.OVER
+        title = t("en", "title_stopped")
+
+        def ends() -> list[dict[str, Any]]:
+            return [p for p in group_sends(table) if p["text"].startswith(title)]
+
+        assert ends() == [], "Telegram refused it"
+        assert len(table.record().owing()) == 1, "the end is owed"
+        # Within the wait, a command's reply does not go in, nor does the end.
+        table.clock.advance(10)
+        table.say(scene.players[1], "/rules")
+        table.tick()
+        assert ends() == []
+        table.clock.advance(20)
+        table.tick()
+        assert len(ends()) == 1, "sent when Telegram's wait is over"
+        assert table.record().owing() == []
+        for _ in range(3):
+            table.clock.advance(30)
+            table.tick()
+            table.say(scene.players[1], "/rules")
+        assert len(ends()) == 1, "and never again"

@@ -9,8 +9,9 @@ import json
 from engine import Phase
 from handlers import callbacks
 from handlers.callbacks import Kind
+from handlers.text import t
 from infra.fake_telegram import my_chat_member_update, topic_closed_update
-from tests.support import GROUP
+from tests.support import GROUP, Person
 from tests.support.bot import running_bot
 from tests.support.forum import ANN, BOB, CHLOE, Forum
 from tests.support.screens import button
@@ -184,4 +185,49 @@ def test_a_removal_delivered_again_sends_nothing_into_the_group_that_removed_the
         assert [forum.record(topic).version for topic in (first, second)] == versions
         for person in (ANN, BOB, CHLOE):  # each private hand still says how it ended
             hands = [m.text for m in forum.tg.chat_messages(person.id)]
-            assert any(t and t.endswith("Game stopped — no winner.") for t in hands), person
+            assert any(x and x.endswith("Game stopped — no winner.") for x in hands), person
+
+
+# --- one chat, one flood budget --------------------------------------------------------------
+
+
+def test_a_forum_flooded_with_rules_loses_no_games_challenge_nor_end() -> None:
+    """Three topics' games and a member spamming /rules, under Telegram's limit of 20 messages
+    a minute into the chat: command replies go first, and every game's challenges and end reach
+    its topic, once each, within a minute and two seconds of the flood's end."""
+    with running_bot(seed=4, flood_limit=20) as table:
+        forum = Forum(table)
+        topics = [forum.tg.open_topic(GROUP) for _ in range(3)]
+        empty = forum.tg.open_topic(GROUP)
+        for topic in topics:
+            forum.open(topic, [ANN, BOB])
+        table.clock.advance(61)  # the games' lobbies are a minute old
+        eve = Person(999, "Eve")
+        for _ in range(25):
+            forum.say(eve, "/rules", empty)
+        for _ in range(2):
+            for topic in topics:
+                forum.play_one(topic)
+                game = forum.record(topic).game
+                assert game is not None and game.last is not None
+                shouter = ANN if game.ids[game.last.seat] == BOB.id else BOB
+                forum.press_kind(shouter, forum.table_message(topic), Kind.SHOUT)
+                forum.say(eve, "/rules", empty)
+        for topic in topics:
+            forum.say(ANN, "/stop", topic)
+        flood_end = table.clock.now
+        while table.clock.now <= flood_end + 62:
+            table.clock.advance(1)
+            table.tick()
+        sent = [c for c in forum.tg.calls("sendMessage", chat_id=GROUP) if c.ok]
+        for topic in topics:
+            texts = [
+                str(c.params["text"]) for c in sent if c.params.get("message_thread_id") == topic
+            ]
+            assert sum(x.startswith(t("en", "challenge_title")) for x in texts) == 2, topic
+            assert sum(x.startswith(t("en", "title_stopped")) for x in texts) == 1, topic
+            assert forum.record(topic).owing() == []
+        assert forum.tg.max_messages_per_minute(GROUP) <= 20
+        replies = [c for c in sent if c.params.get("message_thread_id") == empty]
+        assert 0 < len(replies) < 27, "replies went first"
+        assert forum.tg.limited == 0, "the chat's budget kept every send within Telegram's limit"

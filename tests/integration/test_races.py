@@ -45,6 +45,7 @@ from engine import (
 from engine.cards import rank_of
 from handlers import callbacks, delivery, render, timer
 from handlers.callbacks import Kind
+from handlers.text import t
 from tests.support import GROUP, Person, people
 from tests.support.screens import button
 from tests.support.stack import (
@@ -714,5 +715,24 @@ def test_after_a_crash_between_the_write_and_the_sends_the_retry_redraws_every_s
     reply = restarted.post(update)
     assert reply.status == 200 and reply.text is None
     assert outcomes.of(update["update_id"])[-1]["outcome"] == "duplicate"
-    assert stack.record(chat).version == after.version, "applied once"
+    retried = stack.record(chat)
+    assert retried.game == after.game, "applied once"
+    # What the write owed the group (the challenge's message) is sent by the retry, which takes
+    # it in a write of its own; a play owes the group no message.
+    owed = kind == "shout"
+    assert len(challenges(stack, chat)) == owed, "the challenge told once"
+    assert retried.version == after.version + owed
+    assert retried.owing() == []
     assert_screens_show(stack, chat, now)
+    # Telegram sends it yet again (the retry's answer lost too): nothing more is sent.
+    sends = len(stack.tg.calls("sendMessage", chat_id=chat))
+    assert restarted.post(update).status == 200
+    assert len(stack.tg.calls("sendMessage", chat_id=chat)) == sends
+    assert len(challenges(stack, chat)) == owed
+    assert stack.record(chat).version == retried.version
+
+
+def challenges(stack: Stack, chat: int) -> list[str]:
+    title = t("en", "challenge_title")
+    sent = stack.tg.calls("sendMessage", chat_id=chat)
+    return [str(c.params["text"]) for c in sent if c.ok and str(c.params["text"]).startswith(title)]

@@ -18,6 +18,7 @@ from engine import events as ev
 from handlers import moments, names
 from handlers.dynamo import DynamoStore
 from handlers.names import NAME_LENGTH
+from handlers.outbox import Parcel
 from handlers.store import Conflict, Record, Store
 from handlers.text import SUPPORTED
 from infra.dynalite import Dynalite
@@ -81,18 +82,15 @@ def test_a_chat_never_written_reads_as_a_new_record(store: Store) -> None:
 
 def test_what_is_saved_is_read_back(store: Store) -> None:
     record = a_record()
-    record.updates, record.sends, record.note = [9, 7, 8], [99.0, 102.0], "n"
+    record.updates, record.note = [9, 7, 8], "n"
+    record.outbox = [Parcel(16, 9, 100, (ev.Stopped(1),))]
     record.due, record.expires = 145.25, 900
     store.save(record, new_game=True)
     again = store.load(CHAT)
     assert again.version == 1
     assert (again.game, again.game_id, again.lang, again.title) == (record.game, 1, "ar", "Friday")
-    assert (again.langs, again.updates, again.sends, again.note) == (
-        {2: "en"},
-        [9, 7, 8],
-        [99.0, 102.0],
-        "n",
-    )
+    assert (again.langs, again.updates, again.note) == ({2: "en"}, [9, 7, 8], "n")
+    assert again.outbox == record.outbox and again.marks == {}
     assert (again.due, again.expires) == (145.25, 900)
 
 
@@ -179,8 +177,11 @@ def test_an_item_written_before_french_still_reads() -> None:
     old.read_document(BEFORE_FRENCH)
     assert (old.lang, old.langs, old.lang_of(1), old.lang_of(2)) == ("ar", {2: "en"}, "ar", "en")
     assert old.game == a_record().game
-    # Written back as it was but for the game, which the engine's codec writes in its newest form.
-    assert old.document().split('],"n":')[1] == BEFORE_FRENCH.split('],"n":')[1]
+    # Written back as it was but for the game, which the engine's codec writes in its newest
+    # form, and the flood budget ("gs"), which is kept for the whole chat in an item of its own.
+    written, before = json.loads(old.document()), json.loads(BEFORE_FRENCH)
+    assert written.pop("g")[0] > before.pop("g")[0], "the game in the codec's newest version"
+    assert written == {k: v for k, v in before.items() if k != "gs"}
 
 
 def test_only_the_first_of_two_writers_from_one_version_wins(store: Store) -> None:
@@ -357,6 +358,44 @@ def test_a_move_whose_delete_failed_is_finished_by_the_retry(client: Any) -> Non
     assert store.load(-1005).moving is None
 
 
+def test_the_chats_flood_budget_is_shared_by_its_topics_and_kept_beside_them(
+    store: Store,
+) -> None:
+    store.spend(CHAT, [100.0, 101.0])
+    store.spend(CHAT, [102.5])  # another topic's game: added, never in place of the others
+    topic = store.load(CHAT, 7)
+    assert topic.version == 0, "a topic with no game is not written for its replies"
+    assert topic.sends == [100.0, 101.0, 102.5] == store.load(CHAT).sends
+    assert store.load(CHAT - 1).sends == []
+    # Pruned to the minute only if nobody added since the read; else added to.
+    store.spend(CHAT, [170.0], recent=[101.0, 102.5], read=2)
+    assert store.load(CHAT).sends == [100.0, 101.0, 102.5, 170.0]
+    store.spend(CHAT, [171.0], recent=[170.0], read=4)
+    assert store.load(CHAT).sends == [170.0, 171.0]
+    # Telegram's wait: the latest kept.
+    store.hold(CHAT, 200.0)
+    store.hold(CHAT, 150.0)
+    assert store.load(CHAT, 7).hold == 200.0
+    assert store.load(CHAT).sends == [170.0, 171.0]
+
+
+def test_sent_marks_live_beside_the_document_until_a_write_drops_their_parcels(
+    store: Store,
+) -> None:
+    record = a_record()
+    record.outbox = [Parcel(16, 9, 100, (ev.Stopped(1),)), Parcel(17, 9, 100, (ev.Stopped(2),))]
+    store.save(record, new_game=True)
+    store.mark(CHAT, None, {16: True, 17: False})
+    again = store.load(CHAT)
+    assert again.marks == {16: True, 17: False}
+    assert again.owing() == [record.outbox[1]]
+    again.outbox = again.owing()  # the next write keeps the one owed
+    store.save(again)
+    assert store.load(CHAT).marks == {17: False}
+    store.mark(-999, None, {16: True})  # no item: nothing is made
+    assert store.load(-999).version == 0
+
+
 def eight_player_item(monkeypatch: pytest.MonkeyPatch, name: str, title: str) -> dict[str, Any]:
     """The stored item of a full table, mid-game, with every name `name` and the table's note
     naming two of them, after the ids of all the messages sent have been remembered."""
@@ -374,9 +413,14 @@ def eight_player_item(monkeypatch: pytest.MonkeyPatch, name: str, title: str) ->
         record = Record(chat, game=game, game_id=12, title=names.title(title))
         record.langs = dict.fromkeys(game.ids[:4], "ar")  # half the table reads Arabic
         record.updates = list(range(912_345_678, 912_345_678 + 3 * 12, 3))
-        record.sends = [1_764_400_000.0 + 3 * i for i in range(18)]
         a, b = game.ids[:2]
         challenge = ev.Challenged(a, b, 1, 0, 3, True, b, 12, False, a)
+        # The outbox at its fullest: a challenge that ended the game, and the end it names.
+        won = ev.Won(b, tuple(reversed(game.ids)))
+        record.outbox = [
+            Parcel(16 * 13, 912_345_714, 1_764_400_045, (challenge,)),
+            Parcel(16 * 13 + 1, 912_345_714, 1_764_400_045, (challenge, won)),
+        ]
         record.note = max(
             (moments.note([challenge], game, lang) or "" for lang in SUPPORTED),
             key=lambda note: len(note.encode()),
@@ -385,6 +429,7 @@ def eight_player_item(monkeypatch: pytest.MonkeyPatch, name: str, title: str) ->
         store.save(record, new_game=True)
         store.remember(chat, 12, table=123, final=456, hands=dict.fromkeys(game.ids, 9_999))
         store.remember(chat, 12, unreachable={7_000_000_002})
+        store.mark(chat, None, {16 * 13: True, 16 * 13 + 1: False})
         item: dict[str, Any] = client.get_item(
             TableName="games", Key={"pk": {"S": f"chat#{chat}"}}
         )["Item"]

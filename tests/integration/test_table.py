@@ -152,11 +152,18 @@ def _dynamodb_grants(template: dict[str, Any], name: str) -> list[tuple[list[str
 
 
 def test_each_function_may_make_only_the_dynamodb_calls_its_code_makes(template):
-    # handlers/store.py: load (GetItem), save and remember (UpdateItem), move (GetItem, PutItem,
+    # handlers/store.py: load (BatchGetItem: the record and its chat's flood budget, GetItem for
+    # a key it left unread), save and remember (UpdateItem), move (GetItem, PutItem,
     # DeleteItem: either function may learn while sending that a group became a supergroup),
     # due (Query on DueIndex: the timer's sweep).
     items = (
-        ["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"],
+        [
+            "dynamodb:BatchGetItem",
+            "dynamodb:DeleteItem",
+            "dynamodb:GetItem",
+            "dynamodb:PutItem",
+            "dynamodb:UpdateItem",
+        ],
         {"Fn::GetAtt": ["GamesTable", "Arn"]},
     )
     index = (["dynamodb:Query"], {"Fn::Sub": "${GamesTable.Arn}/index/DueIndex"})

@@ -137,12 +137,15 @@ class Table:
 
 
 @contextmanager
-def running_bot(seed: int = 7, dynamodb: Any = None, log_level: str = "INFO") -> Iterator[Table]:
+def running_bot(
+    seed: int = 7, dynamodb: Any = None, log_level: str = "INFO", flood_limit: int | None = None
+) -> Iterator[Table]:
     """A bot on a fake Telegram, with the table built from template.yaml: on moto, or on the
-    DynamoDB-compatible server `dynamodb` (a boto3 client) when one is given."""
+    DynamoDB-compatible server `dynamodb` (a boto3 client) when one is given. `flood_limit`:
+    the fake answers 429 beyond that many messages a minute into one chat, as Telegram does."""
     with contextlib.ExitStack() as stack:
         clock = Clock()
-        tg = stack.enter_context(FakeTelegram(clock=clock))
+        tg = stack.enter_context(FakeTelegram(clock=clock, flood_limit=flood_limit))
         if dynamodb is None:
             stack.enter_context(mock_aws())
             dynamodb = boto3.client("dynamodb", region_name="us-east-1")

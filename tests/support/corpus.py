@@ -808,8 +808,10 @@ def _tampered_data(scene: Scene, ids: _Ids) -> Iterator[tuple[str, dict[str, Any
         yield f"tampered {name}", event(update), 200
 
 
-# What a write of a reply alone may change: the update ids applied and the group sends' times.
-BOOKKEEPING = ("u", "gs")
+# What a write of a reply alone may change: the update ids applied, the group sends' times, and
+# the outbox (a moment already told is dropped by the next write; a new one comes with a move,
+# which changes the game).
+BOOKKEEPING = ("u", "gs", "ob")
 
 
 def games(scene: Scene) -> dict[str, tuple[Any, ...]]:
@@ -817,6 +819,8 @@ def games(scene: Scene) -> dict[str, tuple[Any, ...]]:
     bookkeeping, timers and expiry (the version moves when a reply is written)."""
     found = {}
     for key, (_, doc, due, expires) in scene.snapshot().items.items():
+        if key.startswith("flood#"):
+            continue  # the chat's flood budget: every reply counts in it
         document = json.loads(json.loads(doc))
         kept = {k: v for k, v in document.items() if k not in BOOKKEEPING}
         found[key] = (json.dumps(kept, sort_keys=True), due, expires)

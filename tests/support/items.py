@@ -16,7 +16,7 @@ import boto3
 from moto import mock_aws
 
 from engine import Game, Join, Phase, Start, apply, open_table, settle, strategy, view
-from handlers import delivery, names, timing
+from handlers import delivery, names, outbox, timing
 from handlers.callbacks import GAME_IDS
 from handlers.dynamo import DynamoStore
 from handlers.outcomes import Decision
@@ -44,6 +44,8 @@ def item_size(value: dict[str, Any]) -> int:
             return len(inner)
         if kind == "N":
             return (len(inner.strip("-").lstrip("0").replace(".", "")) + 1) // 2 + 1
+        if kind == "BOOL":
+            return 1
         if kind == "NS":
             return sum(size({"N": n}) for n in inner)
         if kind == "M":
@@ -89,7 +91,10 @@ def game_items(
     game, events = apply(game, Start(ids[0], seed), now)
     while True:
         record.game = game
-        delivery.plan_sends(before, record, Decision(write=True, events=events), now)
+        decision = Decision(write=True, events=events)
+        # The item as written: the moments' parcels in it, not yet marked sent.
+        parcels = outbox.pack(record, events, now, update_id=update)
+        delivery.plan_sends(before, record, decision, parcels, now)
         update += rng.randint(1, 3)
         record.updates = [*record.updates, update]
         record.writer = f"{rng.getrandbits(40):010x}.{record.version:x}"
@@ -110,6 +115,9 @@ def game_items(
                 hands,
             )
             record.unreachable = {ids[1]}
+        # Sent: marked so beside the document, as the next read finds them (and drops them).
+        record.marks = {p.stamp: True for p in parcels}
+        store.mark(chat, None, record.marks)
         key = {"pk": {"S": f"chat#{chat}"}}
         yield game, client.get_item(TableName=TABLE, Key=key)["Item"]
         if game.phase is Phase.OVER:

@@ -22,6 +22,7 @@ class _Stored:
     final: int | None = None
     hands: dict[int, int] = field(default_factory=dict)
     unreachable: set[int] = field(default_factory=set)
+    marks: dict[int, bool] = field(default_factory=dict)
 
 
 class MemoryStore:
@@ -30,6 +31,7 @@ class MemoryStore:
     def __init__(self) -> None:
         self.items: dict[tuple[int, int | None], _Stored] = {}
         self.forum_topics: dict[int, set[int]] = {}
+        self.floods: dict[int, tuple[list[float], float | None]] = {}  # chat -> (sends, hold)
         self.counts = Counts()
         self._lock = threading.Lock()
 
@@ -38,6 +40,9 @@ class MemoryStore:
             self.counts.reads += 1
             stored = self.items.get((chat, topic))
             record = Record(chat, topic)
+            sends, record.hold = self.floods.get(chat, ([], None))
+            record.sends = list(sends)
+            record.sends_read = len(sends)
             if stored is None:
                 return record
             record.version = stored.version
@@ -47,6 +52,7 @@ class MemoryStore:
             record.table_msg, record.final_msg = stored.table, stored.final
             record.hand_msgs = dict(stored.hands)
             record.unreachable = set(stored.unreachable)
+            record.marks = dict(stored.marks)
             return record
 
     def save(self, record: Record, *, new_game: bool = False) -> Record:
@@ -71,15 +77,45 @@ class MemoryStore:
                 kept.owed = owed
             if stored is not None and not new_game:
                 kept.unreachable = stored.unreachable
+                dropped = record.unmarked()
+                kept.marks = {s: v for s, v in stored.marks.items() if s not in dropped}
                 kept.table, kept.final, kept.hands = stored.table, stored.final, stored.hands
             self.items[place] = kept
         record.version += 1
         record.redrawn = None
+        record.marks = {s: v for s, v in record.marks.items() if s not in record.unmarked()}
         if new_game:
             record.table_msg = record.final_msg = None
             record.hand_msgs = {}
             record.unreachable = set()
         return record
+
+    def spend(
+        self, chat: int, times: list[float], *, recent: list[float] | None = None, read: int = 0
+    ) -> None:
+        with self._lock:
+            self.counts.writes += 1
+            sends, hold = self.floods.get(chat, ([], None))
+            if recent is not None and len(sends) == read:
+                sends = list(recent)
+            self.floods[chat] = ([*sends, *(round(t, 1) for t in times)], hold)
+
+    def hold(self, chat: int, until: float) -> None:
+        with self._lock:
+            self.counts.writes += 1
+            sends, hold = self.floods.get(chat, ([], None))
+            until = round(until * 1000) / 1000
+            if hold is None or hold < until:
+                self.floods[chat] = (sends, until)
+
+    def mark(self, chat: int, topic: int | None, marks: dict[int, bool]) -> None:
+        if not marks:
+            return
+        with self._lock:
+            self.counts.writes += 1
+            stored = self.items.get((chat, topic))
+            if stored is not None:
+                stored.marks.update(marks)
 
     def owe(self, chat: int, at: float, topic: int | None = None) -> None:
         at = round(at * 1000) / 1000  # stored to the millisecond, as in DynamoDB

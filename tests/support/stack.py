@@ -96,6 +96,17 @@ class HookedStore:
     def owe(self, chat: int, at: float, topic: int | None = None) -> None:
         self.inner.owe(chat, at, topic)
 
+    def mark(self, chat: int, topic: int | None, marks: dict[int, bool]) -> None:
+        self.inner.mark(chat, topic, marks)
+
+    def spend(
+        self, chat: int, times: list[float], *, recent: list[float] | None = None, read: int = 0
+    ) -> None:
+        self.inner.spend(chat, times, recent=recent, read=read)
+
+    def hold(self, chat: int, until: float) -> None:
+        self.inner.hold(chat, until)
+
     def due(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:
         return self.inner.due(now, limit)
 
@@ -303,7 +314,11 @@ class Stack:
         return item
 
     def restore(self, item: dict[str, Any]) -> None:
+        """The chat's item as it was, and its flood budget as new: a round replayed from a
+        prepared game sends into a minute of its own."""
         self.client.put_item(TableName=TABLE, Item=item)
+        chat = item["pk"]["S"].removeprefix("chat#").partition("#")[0]
+        self.client.delete_item(TableName=TABLE, Key={"pk": {"S": f"flood#{chat}"}})
 
     def version(self, chat: int = GROUP) -> int:
         return int(self.snapshot(chat)["ver"]["N"])
