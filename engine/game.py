@@ -162,7 +162,8 @@ def _decide(game: Game, at: float, out: list[ev.Event]) -> Game:
 def _follow(g: Game, before: Game, now: float, out: list[ev.Event]) -> None:
     """What any change brings: a new moment with the awaited person's clock (R20), and the end
     a vote was waiting for (R18), judged with whoever is awaited now."""
-    if g.turn != before.turn or g.rank != before.rank or g.phase is not before.phase:
+    moved = g.turn != before.turn or g.rank != before.rank or g.phase is not before.phase
+    if moved:
         g.moment += 1
         if g.phase is Phase.PLAY:  # DECIDE has R14's deadline, set with it
             person = g.ids[turn_seat(g)] > 0  # negative ids are computer players: no clock
@@ -171,6 +172,8 @@ def _follow(g: Game, before: Game, now: float, out: list[ev.Event]) -> None:
         voters = g.voters()
         if voters and not voters & ~g.votes:
             _stop(g, out, None, StopReason.VOTE)
+            if not moved:  # the end is a new moment too
+                g.moment += 1
 
 
 def _people_left(g: Game) -> bool:

@@ -444,8 +444,10 @@ def test_r18_a_forfeit_can_complete_the_votes_and_a_new_awaited_person_counts_ag
 def test_r18_a_person_alone_with_computer_players_ends_the_game_by_voting() -> None:
     game = clocked("A♠ 2♠", "3♠", robots=(1,))  # Ann alone with a computer player
     assert view(game, 1, T0).votes_needed == 1
-    _, events = apply(game, VoteEnd(1), T0)
+    over, events = apply(game, VoteEnd(1), T0)
     assert events == [ev.Voted(1, 1, 1), ev.Stopped(None, StopReason.VOTE)]
+    # The end is a new moment (R6, R10): a button drawn before it names an older one.
+    assert over.moment == game.moment + 1
 
 
 # --- R16: the reveal at the end ---------------------------------------------------------------
