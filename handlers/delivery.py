@@ -138,7 +138,7 @@ def screens(
     # The final play is settled: its buttons go. A retried update or a redraw cannot tell
     # whether the first delivery took them off, so it does again ("not modified" is success).
     settled = before is not None and before.phase is Phase.DECIDE
-    again = duplicate or decision.all_hands
+    again = duplicate or decision.all_hands or decision.owed
     if (settled or again) and game.phase is not Phase.DECIDE and record.final_msg is not None:
         requests.append(EditButtons(chat, record.final_msg, ()))
     if game.phase is Phase.LOBBY:
@@ -151,6 +151,7 @@ def screens(
         requests += hand_requests(record, hand_screens(record, set(game.ids), now))
     elif decision.write:
         requests += hand_requests(record, changed_hands(before, record, now))
+    if decision.write:  # every hand drawn or not, whoever's turn the write brought is told
         requests += turn_ping(before, record, now)
     return requests
 

@@ -69,6 +69,9 @@ class Record:
     # Set after sending, outside the versioned document:
     moving: int | None = None  # the supergroup this item is moving to: writes here are refused
     owed: float | None = None  # when the screens are to be drawn again (Telegram said wait)
+    # Whether the redraw owed includes private hands (one given up): a group's flood limit owes
+    # the group's screens alone, and a hand drawn again would lose the cards ticked in it.
+    owed_hands: bool = False
     redrawn: float | None = None  # the `owed` mark this write settles (cleared only if unchanged)
     table_msg: int | None = None
     final_msg: int | None = None
@@ -219,10 +222,11 @@ class Store(Protocol):
         Outside the version, like `remember`; nothing for an item that is gone."""
         ...
 
-    def owe(self, chat: int, at: float, topic: int | None = None) -> None:
+    def owe(self, chat: int, at: float, topic: int | None = None, *, hands: bool = False) -> None:
         """The chat's screens are to be drawn again at `at` (a flood limit outlasted the
         handler): marked outside the versioned document, the latest mark kept, and `due` moved
-        earlier if need be so that the sweep finds it."""
+        earlier if need be so that the sweep finds it; the private hands too if `hands` (kept
+        until a redraw settles the mark)."""
         ...
 
     def due(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:
