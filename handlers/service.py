@@ -159,6 +159,7 @@ class Service:
             if duplicate:
                 # Redrawn as the act would, so a group that removed the bot gets nothing more.
                 decision = Decision(result=Result.DUPLICATE, silent=isinstance(act, Abandon))
+                decision.hands = delivery.retried_hands(record, update_id)
             else:
                 decision = act.decide(record, now)
             parcels = outbox.pack(
@@ -185,6 +186,7 @@ class Service:
                 break
             if update_id is not None and not duplicate:
                 record.updates = [*record.updates, update_id]  # the store keeps the latest
+                record.drawn = delivery.hands_drawn(before, record, decision, now)
             if query is not None and decision.write:
                 record.looking = delivery.looking(record, query.from_user.id, now)
             record.writer = f"{self._writer}.{next(self._writes):x}"

@@ -15,7 +15,7 @@ from handlers import telegram_io
 from handlers.callbacks import Kind
 from handlers.delivery import LOOKING_SECONDS
 from handlers.text import t
-from infra.fake_telegram import too_many_requests
+from infra.fake_telegram import bad_request, too_many_requests
 from tests.support import GROUP, GROUP_TITLE, Person, people
 from tests.support.bot import Table, running_bot
 from tests.support.corpus import Scene
@@ -120,3 +120,42 @@ def test_a_tick_that_pays_a_redraw_of_every_hand_still_pings_whose_turn_it_bring
         assert table.game().moment == moment + 1 and table.record().owed is None
         assert scene.awaited() == nxt, "the table played for the silent person"
         assert sent_to(table, nxt) == [*told, t("en", "ping_play", group=GROUP_TITLE)]
+
+
+def test_a_retried_update_of_someone_elses_move_keeps_the_cards_being_ticked() -> None:
+    with started() as scene:
+        table = scene.table
+        person = scene.awaited()
+        other = next(p for p in scene.players if p != person)
+        # Someone else votes to end the game: their update, as Telegram will deliver it again.
+        vote = table.group_message_with(Kind.VOTE)
+        data = str(button(vote, Kind.VOTE))
+        update = scene.press_update(other, GROUP, vote.message_id, data)
+        picked = ticking(scene, person)
+        table.post(update)
+        assert table.game().votes != 0
+        version = table.record().version
+        edits = len(table.tg.calls("editMessageText", chat_id=person.id))
+        table.post(update)  # the retry: applied once, its screens drawn again
+        assert table.record().version == version
+        assert len(table.tg.calls("editMessageText", chat_id=person.id)) == edits
+        plays_ticked(table, person, picked)
+
+
+def test_a_retried_update_draws_again_the_hands_its_move_changed() -> None:
+    with started() as scene:
+        table = scene.table
+        mover = scene.awaited()
+        data = scene.play_data(mover, {min(scene.hand(mover))})
+        update = scene.press_update(mover, mover.id, scene.hand_message_id(mover), data)
+        # The first delivery commits, and the mover's hand is not drawn (as if it died first).
+        table.tg.fail_next("editMessageText", mover.id, error=bad_request("Bad Request: lost"))
+        table.post(update)
+        assert table.record().owed is None
+        assert table.shown_hand(mover) != table.hand(mover), "stale for now"
+        third = next(p for p in scene.players if p not in (mover, scene.awaited()))
+        picked = set(sorted(scene.hand(third))[:2])
+        assert selected(table.select(third, picked)) == picked, "ticked while waiting"
+        table.post(update)
+        assert table.shown_hand(mover) == table.hand(mover), "drawn again"
+        assert selected(table.hand_message(third)) == picked, "a hand the move left alone"
