@@ -218,13 +218,20 @@ class Tick:
         # Only when nothing else happened: the moment is then the one whose reminder is due.
         reminder = self._remind(record, game, now) if reminded and game is not None else []
         if owed:
-            # Screens Telegram made wait: the table and every hand, drawn from the game as it is
-            # now, once however many redraws were owed. The mark goes with this write.
+            # Screens Telegram made wait: the table, drawn from the game as it is now, once
+            # however many redraws were owed, and every hand only if a hand was given up: a hand
+            # drawn again loses the cards its owner was ticking. The mark goes with this write.
             record.redrawn, record.owed = record.owed, None
             metrics.put("RedrawsPaid", 1)
             result = Result.APPLIED if events else Result.RESENT
+            hands = record.owed_hands
             return Decision(
-                write=True, events=events, all_hands=True, result=result, extra=reminder
+                write=True,
+                events=events,
+                all_hands=hands,
+                owed=True,
+                result=result,
+                extra=reminder,
             )
         if events or settled:
             # Settled with nothing told: R18's vote no longer needs the awaited person's, and

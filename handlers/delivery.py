@@ -138,19 +138,21 @@ def screens(
     # The final play is settled: its buttons go. A retried update or a redraw cannot tell
     # whether the first delivery took them off, so it does again ("not modified" is success).
     settled = before is not None and before.phase is Phase.DECIDE
-    again = duplicate or decision.all_hands
+    again = duplicate or decision.all_hands or decision.owed
     if (settled or again) and game.phase is not Phase.DECIDE and record.final_msg is not None:
         requests.append(EditButtons(chat, record.final_msg, ()))
     if game.phase is Phase.LOBBY:
         return requests
     if duplicate or decision.all_hands:
         # Telegram sends an update again only when it got no 200: the first delivery may have
-        # committed and then died before sending (a container killed or timed out). Which hands
-        # its move changed is no longer known, so all are drawn; an unchanged one costs a
-        # "message is not modified", which counts as success. So does a redraw.
-        requests += hand_requests(record, hand_screens(record, set(game.ids), now))
+        # committed and then died before sending (a container killed or timed out). The hands
+        # its move changed are drawn again (all, when that is no longer known); an unchanged
+        # one costs a "message is not modified", which counts as success. So does a redraw.
+        players = set(game.ids) if decision.hands is None else decision.hands
+        requests += hand_requests(record, hand_screens(record, players, now))
     elif decision.write:
         requests += hand_requests(record, changed_hands(before, record, now))
+    if decision.write:  # every hand drawn or not, whoever's turn the write brought is told
         requests += turn_ping(before, record, now)
     return requests
 
@@ -202,6 +204,31 @@ def clock_notices(record: Record, events: list[ev.Event]) -> list[Request]:
         and e.player > 0
         and e.player not in record.unreachable
     ]
+
+
+def hands_drawn(before: Game | None, record: Record, decision: Decision, now: float) -> int:
+    """The seats whose hands `decision`, written, draws (a mask), to keep with its update:
+    Telegram's retry of it draws those again and no other, since a hand drawn again loses the
+    cards its owner was ticking."""
+    game = record.game
+    if game is None or game.phase is Phase.LOBBY or not decision.redraw:
+        return 0
+    if decision.all_hands:
+        return (1 << len(game.ids)) - 1
+    if not decision.write:
+        return 0
+    return sum(1 << game.ids.index(p) for p in changed_hands(before, record, now))
+
+
+def retried_hands(record: Record, update_id: int | None) -> set[int] | None:
+    """The hands a retry of `update_id` draws again: those its write drew, if it is the
+    latest update written (None, all of them, when that is not known)."""
+    game = record.game
+    if record.drawn is None or not record.updates or record.updates[-1] != update_id:
+        return None
+    if game is None:
+        return set()
+    return {p for s, p in enumerate(game.ids) if record.drawn >> s & 1}
 
 
 def changed_hands(before: Game | None, record: Record, now: float) -> dict[int, Screen]:

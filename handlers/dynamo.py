@@ -90,6 +90,7 @@ class DynamoStore:
         record.expires = int(item["expires"]["N"]) if "expires" in item else None
         record.writer = item["w"]["S"] if "w" in item else None
         record.owed = float(item["ow"]["N"]) / 1000 if "ow" in item else None
+        record.owed_hands = "oh" in item
         record.moving = int(item["mv"]["N"]) if "mv" in item else None
         record.table_msg = int(item["tm"]["N"]) if "tm" in item else None
         record.final_msg = int(item["fm"]["N"]) if "fm" in item else None
@@ -135,8 +136,10 @@ class DynamoStore:
             condition = "ver = :old AND attribute_not_exists(mv)"
             values[":old"] = {"N": str(record.version)}
         if record.redrawn is not None:
-            removes.append("ow")
+            removes += ["ow", "oh"]
             condition += " AND ow = :ow"
+            if not record.owed_hands:  # hands owed since the read are not settled by this write
+                condition += " AND attribute_not_exists(oh)"
             values[":ow"] = {"N": str(round(record.redrawn * 1000))}
         expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
         self.counts.writes += 1
@@ -225,20 +228,25 @@ class DynamoStore:
                 ExpressionAttributeValues=values,
             )
 
-    def owe(self, chat: int, at: float, topic: int | None = None) -> None:
+    def owe(self, chat: int, at: float, topic: int | None = None, *, hands: bool = False) -> None:
         key = {"pk": {"S": _pk(chat, topic)}}
         at_ms = {"N": str(round(at * 1000))}
         later = "attribute_exists(ver) AND (attribute_not_exists(ow) OR ow < :at)"
+        oh = ", oh = :t" if hands else ""
+        t = {":t": {"BOOL": True}} if hands else {}
         # The mark, and `due` if it was later (or unset); else the mark alone; else a later mark
-        # stands already, and the redraw it brings covers this one.
-        for expression, condition, values in (
+        # stands already, and the redraw it brings covers this one (its hands too, if owed).
+        attempts: list[tuple[str, str, dict[str, Any]]] = [
             (
-                "SET ow = :at, due = :at, #shard = :shard",
+                f"SET ow = :at, due = :at, #shard = :shard{oh}",
                 f"{later} AND (attribute_not_exists(due) OR due > :at)",
-                {":at": at_ms, ":shard": {"S": DUE_SHARD}},
+                {":at": at_ms, ":shard": {"S": DUE_SHARD}, **t},
             ),
-            ("SET ow = :at", later, {":at": at_ms}),
-        ):
+            (f"SET ow = :at{oh}", later, {":at": at_ms, **t}),
+        ]
+        if hands:
+            attempts.append(("SET oh = :t", "attribute_exists(ow)", t))
+        for expression, condition, values in attempts:
             self.counts.writes += 1
             try:
                 self.client.update_item(

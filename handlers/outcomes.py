@@ -80,6 +80,8 @@ class Decision:
     reachable: set[int] = field(default_factory=set)  # players whose private chat works again
     table_again: bool = False  # /table: a new table message at the bottom
     all_hands: bool = False  # every hand drawn again, changed or not
+    owed: bool = False  # a redraw Telegram made wait: what it may have left stale is drawn again
+    hands: set[int] | None = None  # a retried update: the hands to draw again (None: all)
     silent: bool = False  # the group (or its topic) no longer takes the bot's messages
     redraw: bool = True  # False: a write of the bot's own (a reminder sent) that no screen shows
 

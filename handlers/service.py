@@ -159,6 +159,7 @@ class Service:
             if duplicate:
                 # Redrawn as the act would, so a group that removed the bot gets nothing more.
                 decision = Decision(result=Result.DUPLICATE, silent=isinstance(act, Abandon))
+                decision.hands = delivery.retried_hands(record, update_id)
             else:
                 decision = act.decide(record, now)
             parcels = outbox.pack(
@@ -185,6 +186,7 @@ class Service:
                 break
             if update_id is not None and not duplicate:
                 record.updates = [*record.updates, update_id]  # the store keeps the latest
+                record.drawn = delivery.hands_drawn(before, record, decision, now)
             if query is not None and decision.write:
                 record.looking = delivery.looking(record, query.from_user.id, now)
             record.writer = f"{self._writer}.{next(self._writes):x}"
@@ -248,7 +250,7 @@ class Service:
             # nothing more is sent there, so nothing more can fail there.
             await self.abandon(chat, topic)
         elif sent.owed is not None and record.version > 0:
-            self.owe(chat, self.clock() + sent.owed, topic)
+            self.owe(chat, self.clock() + sent.owed, topic, hands=sent.owed_hands)
         return outcome
 
     async def abandon(self, chat: int, topic: int | None, update_id: int | None = None) -> Outcome:
@@ -299,12 +301,13 @@ class Service:
         except Exception:
             LOGGER.warning("could not keep topic %s of chat %s", record.topic, record.chat)
 
-    def owe(self, chat: int, at: float, topic: int | None = None) -> None:
-        """Telegram made screens wait longer than a handler may: the timer draws the table and
-        every hand again at `at`, from the game stored then. Logged, never raised (the move is
-        committed); a later update draws what changed meanwhile anyway."""
+    def owe(self, chat: int, at: float, topic: int | None = None, *, hands: bool = False) -> None:
+        """Telegram made screens wait longer than a handler may: the timer draws the table (and
+        every hand, if a private chat's screen was given up: `hands`) again at `at`, from the
+        game stored then. Logged, never raised (the move is committed); a later update draws
+        what changed meanwhile anyway."""
         try:
-            self.store.owe(chat, at, topic)
+            self.store.owe(chat, at, topic, hands=hands)
         except Exception:
             LOGGER.warning("could not mark chat %s for a redraw", chat, exc_info=True)
             return

@@ -56,6 +56,9 @@ class Record:
     last: dict[int, str] = field(default_factory=dict)
     note: str | None = None  # the table's line about the latest events, kept for re-renders
     updates: list[int] = field(default_factory=list)  # update ids already applied
+    # The seats whose hands the write of the latest update drew (a mask; None: not known): a
+    # retry of it draws those again, and no other (a hand drawn again unticks its cards).
+    drawn: int | None = None
     # The chat's flood budget, kept once for the whole chat (every forum topic's game and every
     # reply share it), beside the records: the times of new group messages as read, and until
     # when Telegram said to wait after a 429.
@@ -69,6 +72,9 @@ class Record:
     # Set after sending, outside the versioned document:
     moving: int | None = None  # the supergroup this item is moving to: writes here are refused
     owed: float | None = None  # when the screens are to be drawn again (Telegram said wait)
+    # Whether the redraw owed includes private hands (one given up): a group's flood limit owes
+    # the group's screens alone, and a hand drawn again would lose the cards ticked in it.
+    owed_hands: bool = False
     redrawn: float | None = None  # the `owed` mark this write settles (cleared only if unchanged)
     table_msg: int | None = None
     final_msg: int | None = None
@@ -106,6 +112,8 @@ class Record:
             doc["lk"] = [[p, round(at)] for p, at in self.looking.items()]
         if self.outbox:
             doc["ob"] = [outbox.encode(p) for p in self.outbox]
+        if self.drawn is not None:
+            doc["dh"] = self.drawn
         return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
 
     def read_document(self, text: str) -> None:
@@ -125,6 +133,7 @@ class Record:
         self.last = dict(doc.get("lp", []))
         self.looking = {p: float(at) for p, at in doc.get("lk", [])}
         self.outbox = [outbox.decode(p) for p in doc.get("ob", ())]
+        self.drawn = doc.get("dh")
 
     def not_back(self) -> tuple[str, ...]:
         """The names of the people of the last game not seated in this lobby (none after it)."""
@@ -219,10 +228,11 @@ class Store(Protocol):
         Outside the version, like `remember`; nothing for an item that is gone."""
         ...
 
-    def owe(self, chat: int, at: float, topic: int | None = None) -> None:
+    def owe(self, chat: int, at: float, topic: int | None = None, *, hands: bool = False) -> None:
         """The chat's screens are to be drawn again at `at` (a flood limit outlasted the
         handler): marked outside the versioned document, the latest mark kept, and `due` moved
-        earlier if need be so that the sweep finds it."""
+        earlier if need be so that the sweep finds it; the private hands too if `hands` (kept
+        until a redraw settles the mark)."""
         ...
 
     def due(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:

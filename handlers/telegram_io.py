@@ -147,6 +147,8 @@ class Delivery:
     #: Seconds after which the screens given up on a flood limit (the longest `retry_after`) or
     #: a transient failure may be drawn again; None when nothing is owed.
     owed: float | None = None
+    #: Whether a private chat's screen (a hand) was among those given up.
+    owed_hands: bool = False
     #: Group chat -> seconds Telegram said to wait (a 429 given up): nothing new goes in before.
     held: dict[int, float] = field(default_factory=dict)
     #: HTTP requests made to Telegram, retries included.
@@ -307,6 +309,7 @@ class _Courier:
         """A screen was given up for a while: the caller draws the screens again after it."""
         if not isinstance(request, Answer):
             self.delivery.owed = max(self.delivery.owed or 0.0, seconds)
+            self.delivery.owed_hands |= getattr(request, "chat_id", 0) > 0
 
     def _give_up(self, request: Request, why: str) -> None:
         what = f"{_method(request)} {getattr(request, 'chat_id', '')}".rstrip()

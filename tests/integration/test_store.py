@@ -282,6 +282,26 @@ def test_a_redraw_clears_only_the_mark_it_handled(store: Store) -> None:
     assert store.load(CHAT).owed == 170.0
 
 
+def test_hands_owed_are_kept_until_a_redraw_that_read_them_settles_the_mark(store: Store) -> None:
+    store.save(a_record(), new_game=True)
+    store.owe(CHAT, 130.0)  # the group's screens only
+    assert not store.load(CHAT).owed_hands
+    record = store.load(CHAT)
+    record.redrawn, record.owed = record.owed, None
+    store.owe(CHAT, 120.0, hands=True)  # an earlier wait, but a hand given up meanwhile
+    with pytest.raises(Conflict):
+        store.save(record)  # a redraw that did not draw the hands leaves them owed
+    record = store.load(CHAT)
+    assert (record.owed, record.owed_hands) == (130.0, True)
+    store.owe(CHAT, 140.0)  # a later mark of the group's keeps the hands owed
+    record = store.load(CHAT)
+    assert (record.owed, record.owed_hands) == (140.0, True)
+    record.redrawn, record.owed = record.owed, None
+    store.save(record)
+    record = store.load(CHAT)
+    assert (record.owed, record.owed_hands) == (None, False)
+
+
 def test_a_game_moves_with_its_group_when_it_becomes_a_supergroup(store: Store) -> None:
     store.save(a_record(-5), new_game=True)
     store.move(-5, -1005)

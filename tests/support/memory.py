@@ -18,6 +18,7 @@ class _Stored:
     expires: int | None
     writer: str | None = None
     owed: float | None = None
+    owed_hands: bool = False
     table: int | None = None
     final: int | None = None
     hands: dict[int, int] = field(default_factory=dict)
@@ -49,6 +50,7 @@ class MemoryStore:
             record.read_document(stored.document)
             record.due, record.expires = stored.due, stored.expires
             record.writer, record.owed = stored.writer, stored.owed
+            record.owed_hands = stored.owed_hands
             record.table_msg, record.final_msg = stored.table, stored.final
             record.hand_msgs = dict(stored.hands)
             record.unreachable = set(stored.unreachable)
@@ -65,6 +67,9 @@ class MemoryStore:
             owed = stored.owed if stored else None
             if record.redrawn is not None and owed != record.redrawn:
                 raise Conflict(record.chat)
+            owed_hands = stored.owed_hands if stored else False
+            if record.redrawn is not None and owed_hands and not record.owed_hands:
+                raise Conflict(record.chat)
             kept = _Stored(
                 record.version + 1,
                 record.document(),
@@ -74,7 +79,7 @@ class MemoryStore:
                 record.writer,
             )
             if record.redrawn is None:
-                kept.owed = owed
+                kept.owed, kept.owed_hands = owed, owed_hands
             if stored is not None and not new_game:
                 kept.unreachable = stored.unreachable
                 dropped = record.unmarked()
@@ -117,12 +122,15 @@ class MemoryStore:
             if stored is not None:
                 stored.marks.update(marks)
 
-    def owe(self, chat: int, at: float, topic: int | None = None) -> None:
+    def owe(self, chat: int, at: float, topic: int | None = None, *, hands: bool = False) -> None:
         at = round(at * 1000) / 1000  # stored to the millisecond, as in DynamoDB
         with self._lock:
             self.counts.writes += 1
             stored = self.items.get((chat, topic))
-            if stored is None or (stored.owed is not None and stored.owed >= at):
+            if stored is None:
+                return
+            stored.owed_hands = stored.owed_hands or hands
+            if stored.owed is not None and stored.owed >= at:
                 return
             stored.owed = at
             if stored.due is None or stored.due > at:

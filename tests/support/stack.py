@@ -93,8 +93,8 @@ class HookedStore:
     def remember(self, chat: int, game_id: int, **kwargs: Any) -> None:
         self.inner.remember(chat, game_id, **kwargs)
 
-    def owe(self, chat: int, at: float, topic: int | None = None) -> None:
-        self.inner.owe(chat, at, topic)
+    def owe(self, chat: int, at: float, topic: int | None = None, *, hands: bool = False) -> None:
+        self.inner.owe(chat, at, topic, hands=hands)
 
     def mark(self, chat: int, topic: int | None, marks: dict[int, bool]) -> None:
         self.inner.mark(chat, topic, marks)
