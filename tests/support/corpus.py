@@ -808,10 +808,11 @@ def _tampered_data(scene: Scene, ids: _Ids) -> Iterator[tuple[str, dict[str, Any
         yield f"tampered {name}", event(update), 200
 
 
-# What a write of a reply alone may change: the update ids applied, the group sends' times, and
-# the outbox (a moment already told is dropped by the next write; a new one comes with a move,
-# which changes the game).
-BOOKKEEPING = ("u", "gs", "ob")
+# What a write of a reply alone may change: the update ids applied, the hands the latest of them
+# drew (none, for a reply: what its retry draws again), the group sends' times, and the outbox (a
+# moment already told is dropped by the next write; a new one comes with a move, which changes
+# the game).
+BOOKKEEPING = ("u", "dh", "gs", "ob")
 
 
 def games(scene: Scene) -> dict[str, tuple[Any, ...]]:
