@@ -99,10 +99,13 @@ def screens(
     decision: Decision,
     told: list[tuple[int, Screen]],
     now: float,
+    *,
+    changed: dict[int, Screen] | None = None,
 ) -> list[Request]:
-    """Every request the decision owes: its extras, the table, the moments, the hands. Every
-    message into the group goes to the game's forum topic, if it is played in one; none goes
-    there at all once the group (or the topic) is closed to the bot."""
+    """Every request the decision owes: its extras, the table, the moments, the hands (`changed`:
+    the hands the write changed, when `hands_drawn` drew them already). Every message into the
+    group goes to the game's forum topic, if it is played in one; none goes there at all once
+    the group (or the topic) is closed to the bot."""
     chat, thread = record.chat, record.topic
     requests: list[Request] = [
         replace(r, thread=thread) if isinstance(r, Send) and r.chat_id == chat else r
@@ -119,7 +122,9 @@ def screens(
     requests += clock_notices(record, decision.events)
     if decision.silent:
         requests = [r for r in requests if getattr(r, "chat_id", None) != chat]
-        return requests + hand_requests(record, changed_hands(before, record, now))
+        if changed is None:
+            changed = changed_hands(before, record, now)
+        return requests + hand_requests(record, changed)
     table = render.table(
         game, record.place, record.lang, now, record.note, not_back=record.not_back()
     )
@@ -151,7 +156,9 @@ def screens(
         players = set(game.ids) if decision.hands is None else decision.hands
         requests += hand_requests(record, hand_screens(record, players, now))
     elif decision.write:
-        requests += hand_requests(record, changed_hands(before, record, now))
+        if changed is None:
+            changed = changed_hands(before, record, now)
+        requests += hand_requests(record, changed)
     if decision.write:  # every hand drawn or not, whoever's turn the write brought is told
         requests += turn_ping(before, record, now)
     return requests
@@ -206,18 +213,22 @@ def clock_notices(record: Record, events: list[ev.Event]) -> list[Request]:
     ]
 
 
-def hands_drawn(before: Game | None, record: Record, decision: Decision, now: float) -> int:
+def hands_drawn(
+    before: Game | None, record: Record, decision: Decision, now: float
+) -> tuple[int, dict[int, Screen] | None]:
     """The seats whose hands `decision`, written, draws (a mask), to keep with its update:
     Telegram's retry of it draws those again and no other, since a hand drawn again loses the
-    cards its owner was ticking."""
+    cards its owner was ticking. With them the changed hands' screens, when it drew them, for
+    `screens` to send without drawing them again."""
     game = record.game
     if game is None or game.phase is Phase.LOBBY or not decision.redraw:
-        return 0
+        return 0, None
     if decision.all_hands:
-        return (1 << len(game.ids)) - 1
+        return (1 << len(game.ids)) - 1, None
     if not decision.write:
-        return 0
-    return sum(1 << game.ids.index(p) for p in changed_hands(before, record, now))
+        return 0, None
+    changed = changed_hands(before, record, now)
+    return sum(1 << game.ids.index(p) for p in changed), changed
 
 
 def retried_hands(record: Record, update_id: int | None) -> set[int] | None:

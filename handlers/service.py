@@ -130,6 +130,7 @@ class Service:
         for attempt in range(MAX_ATTEMPTS):
             moments: list[tuple[int, Screen]] = []
             parcels: list[Parcel] = []
+            changed: dict[int, Screen] | None = None  # the hands this attempt's write changed
             group_sends = 0
             now = self.clock()
             record = self.store.load(chat, topic)
@@ -186,7 +187,7 @@ class Service:
                 break
             if update_id is not None and not duplicate:
                 record.updates = [*record.updates, update_id]  # the store keeps the latest
-                record.drawn = delivery.hands_drawn(before, record, decision, now)
+                record.drawn, changed = delivery.hands_drawn(before, record, decision, now)
             if query is not None and decision.write:
                 record.looking = delivery.looking(record, query.from_user.id, now)
             record.writer = f"{self._writer}.{next(self._writes):x}"
@@ -228,7 +229,7 @@ class Service:
             metrics.game_events(
                 record.game, decision.events, new_game=decision.new_game, removed=decision.silent
             )
-        requests = delivery.screens(before, record, decision, moments, now)
+        requests = delivery.screens(before, record, decision, moments, now, changed=changed)
         if query is not None:
             if decision.refusal and query.message is not None and query.message.chat.id > 0:
                 # A refused press in a private chat may come from a stale hand: redraw it.
