@@ -9,10 +9,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 from xdist.scheduler import LoadScopeScheduling
 
 from infra.fake_telegram import FakeTelegram
 from tests.support import Clock, Run
+
+# Property tests draw their examples from a fixed seed: the same cases on every run, so a run
+# fails only on a change, never on a draw (`--hypothesis-seed` or a profile of one's own
+# explores further).
+settings.register_profile("menteur", derandomize=True, database=None)
+settings.load_profile("menteur")
 
 # Files whose tests are handed out one by one, to whichever worker is free: the scale tests'
 # shares. Every other file runs whole on one worker, in order, so a file's fixtures are built
