@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import telegram
 from telegram import (
     CallbackQuery,
     ChatMember,
@@ -41,6 +42,7 @@ from handlers.outcomes import Act, Outcome, Result, Via, Why, ignored
 from handlers.questions import Standing
 from handlers.screens import Answer, EditButtons, Request, Screen, Send
 from handlers.service import Service
+from handlers.store import Store
 from handlers.text import COMMANDS, language_of, t
 
 LOGGER = logging.getLogger("menteur")
@@ -59,8 +61,30 @@ def display_name(user: User) -> str:
     return names.person(user.full_name)
 
 
-class MenteurBot(Service):
-    """Routes updates and timer ticks to acts; the transaction is `Service`'s."""
+class _OfService:
+    """An attribute of the router that is its service's: the tests and the local runner swap
+    the clock, the timers, the generators or the bot of a running bot through the router."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, router: MenteurBot, owner: type | None = None) -> Any:
+        return getattr(router.service, self.name)
+
+    def __set__(self, router: MenteurBot, value: Any) -> None:
+        setattr(router.service, self.name, value)
+
+
+class MenteurBot:
+    """Routes updates and timer ticks to acts, which its `service` transacts."""
+
+    store, bot, clock, timers = _OfService(), _OfService(), _OfService(), _OfService()
+    rng, game_ids, sleep, webhook_replies = _OfService(), _OfService(), _OfService(), _OfService()
+    idle_expiry = _OfService()
+
+    def __init__(self, store: Store, bot: telegram.Bot, **options: Any) -> None:
+        """`options`: the service's (`handlers.service.Service`)."""
+        self.service = Service(store, bot, **options)
 
     async def handle(self, data: Any) -> Outcome:
         """One update, as Telegram's JSON. Raises `Busy` when Telegram should send it again."""
@@ -80,11 +104,11 @@ class MenteurBot(Service):
         if message is None:
             return ignored(Why.KIND)
         if message.migrate_to_chat_id:
-            return await self.migrate(message.chat.id, message.migrate_to_chat_id)
+            return await self.service.migrate(message.chat.id, message.migrate_to_chat_id)
         if message.forum_topic_closed is not None:
             # Closed by its admins: the game played in the topic ends now (a closed topic
             # refuses the bot's messages; a deleted one is met when sending there).
-            return await self.abandon(message.chat.id, topic_of(message), update.update_id)
+            return await self.service.abandon(message.chat.id, topic_of(message), update.update_id)
         if message.from_user is None or not message.text or not message.text.startswith("/"):
             return ignored(Why.NOT_A_COMMAND, message.chat.id)
         return await self._command(update.update_id, message, message.from_user)
@@ -96,14 +120,14 @@ class MenteurBot(Service):
         `at` is the time the timer was set for, when it was set for one.
         """
         tick = acts.Tick(self.idle_expiry)
-        outcome = await self.transact(chat, None, tick, topic=topic, action="timer")
+        outcome = await self.service.transact(chat, None, tick, topic=topic, action="timer")
         now = self.clock()
         due = outcome.due
         # Delivered before its second (clocks differ by a little): set it again. A timer set
         # for an older `due` is stale instead: the one set for the new `due` will come.
         early = outcome.result is Result.NOTHING_DUE and due is not None and due > now
         if early and due is not None and at is not None and abs(due - at) < 0.001:
-            self.schedule(chat, due, now, topic)
+            self.service.schedule(chat, due, now, topic)
         return outcome
 
     # --- the bot's own membership --------------------------------------------------------------
@@ -119,7 +143,7 @@ class MenteurBot(Service):
             return ignored(Why.MALFORMED, chat)  # Telegram sends only the bot's own here
         outcome = Outcome(Via.REMOVED, Result.NOTHING_DUE, chat=chat, action="removed")
         for topic in [None, *self.store.topics(chat)]:
-            ended = await self.abandon(chat, topic, update_id)
+            ended = await self.service.abandon(chat, topic, update_id)
             if ended.result is Result.APPLIED:
                 outcome.result = Result.APPLIED
             outcome.conflicts += ended.conflicts
@@ -152,7 +176,7 @@ class MenteurBot(Service):
             case Kind.LANGUAGE:
                 admin = await questions.is_admin(self.bot, press.chat, user.id)
                 act = lobby.SetLanguage(press.number, user.id, admin, lang)
-                return await self.transact(
+                return await self.service.transact(
                     press.chat, update_id, act, topic=press.topic, query=query, action="language"
                 )
             case Kind.CLOCK:
@@ -162,13 +186,13 @@ class MenteurBot(Service):
                 )
                 shown = query.message.message_id if query.message is not None else None
                 act = lobby.SetClockSetting(press.number, user.id, admin, lang, message=shown)
-                return await self.transact(
+                return await self.service.transact(
                     press.chat, update_id, act, topic=press.topic, query=query, action="clock"
                 )
             case Kind.REMOVE:
                 admin = await questions.is_admin(self.bot, press.chat, user.id)
                 act = lobby.RemoveBot(-press.number, press.game, user.id, admin, lang)
-                return await self.transact(
+                return await self.service.transact(
                     press.chat, update_id, act, topic=press.topic, query=query, action="removebot"
                 )
             case Kind.LEAVE:
@@ -184,7 +208,7 @@ class MenteurBot(Service):
             case Kind.VOTE:
                 move = VoteEnd(user.id)
         act = acts.PlayerMove(move, press.game, lang)
-        return await self.transact(
+        return await self.service.transact(
             press.chat, update_id, act, topic=press.topic, query=query, action=type(move).__name__
         )
 
@@ -196,7 +220,7 @@ class MenteurBot(Service):
             where = await questions.standing(self.bot, press.chat, user.id)
             if where in (Standing.ADMIN, Standing.MEMBER):
                 act = lobby.QuickSeat(user.id, display_name(user), press.game, lang)
-                return await self.transact(
+                return await self.service.transact(
                     press.chat, update_id, act, topic=press.topic, query=query, action="join"
                 )
         username = await questions.username(self.bot)
@@ -221,7 +245,7 @@ class MenteurBot(Service):
         act = lobby.PlayAgain(
             user.id, display_name(user), press.game, lang, reachable, new_id, username
         )
-        return await self.transact(
+        return await self.service.transact(
             press.chat, update_id, act, topic=press.topic, query=query, action="again"
         )
 
@@ -232,13 +256,13 @@ class MenteurBot(Service):
         keyboard = render.hand_buttons(press, lang)
         requests: list[Request] = [EditButtons(message.chat.id, message.message_id, keyboard)]
         outcome = Outcome(Via.PRESS, Result.APPLIED, chat=press.chat, action="toggle")
-        outcome.reply = self.reply_or_request(Answer(query.id), requests)
+        outcome.reply = self.service.reply_or_request(Answer(query.id), requests)
         outcome.telegram_requests = (await telegram_io.deliver(self.bot, requests)).requests
         return outcome
 
     async def _answer(self, outcome: Outcome, answer: Answer) -> Outcome:
         requests: list[Request] = []
-        outcome.reply = self.reply_or_request(answer, requests)
+        outcome.reply = self.service.reply_or_request(answer, requests)
         outcome.telegram_requests = (await telegram_io.deliver(self.bot, requests)).requests
         return outcome
 
@@ -261,7 +285,9 @@ class MenteurBot(Service):
         if sender is not None and not anonymous and name in ACTING:
             # On behalf of a channel (or another chat): nobody to seat, to answer or to trust.
             act: Act = acts.Refuse("on_behalf_of_chat", Why.ON_BEHALF_OF_CHAT, chat, lang)
-            return await self.transact(chat, update_id, act, topic=topic_of(message), action=name)
+            return await self.service.transact(
+                chat, update_id, act, topic=topic_of(message), action=name
+            )
 
         async def admin() -> bool:
             """Asked before the transaction, so that one decision is taken with the answer;
@@ -307,7 +333,9 @@ class MenteurBot(Service):
             case _:
                 return ignored(Why.UNKNOWN_COMMAND, chat)
         # In a group with forum topics, each topic has its game (the General topic too).
-        return await self.transact(chat, update_id, act, topic=topic_of(message), action=name)
+        return await self.service.transact(
+            chat, update_id, act, topic=topic_of(message), action=name
+        )
 
     async def _private_command(
         self, update_id: int, name: str, argument: str, message: Message, user: User
@@ -318,7 +346,7 @@ class MenteurBot(Service):
             topic = int(found[4]) if found[4] else None
             if what == acts.HAND:
                 act: Act = acts.Hand(user.id, user.id, lang, game_id=game_id)
-                return await self.transact(chat, update_id, act, topic=topic, action="hand")
+                return await self.service.transact(chat, update_id, act, topic=topic, action="hand")
             # Only the group's members may sit at its table: a link names the chat, and anyone
             # may have it. Asked before the transaction, which then reads and writes once.
             where = await questions.standing(self.bot, chat, user.id)
@@ -326,7 +354,7 @@ class MenteurBot(Service):
                 why = Why.NOT_MEMBER if where is Standing.OUTSIDER else Why.MEMBER_UNKNOWN
                 return await self._say(message.chat.id, t(lang, why.value), why, action="seat")
             act = lobby.Seat(user.id, display_name(user), game_id, lang)
-            return await self.transact(chat, update_id, act, topic=topic, action="seat")
+            return await self.service.transact(chat, update_id, act, topic=topic, action="seat")
         key = {"rules": "rules", "help": "help_private", "start": "help_private"}.get(
             name, "not_in_group"
         )

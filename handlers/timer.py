@@ -15,15 +15,19 @@ import time
 from typing import Any
 
 from handlers import metrics
-from handlers.runtime import Runtime
-from handlers.webhook import runtime
+from handlers.runtime import Runtime, bootstrap, in_lambda
 
 LOGGER = logging.getLogger("menteur.timer")
 OUTCOMES = logging.getLogger("menteur.timer.outcome")  # one line per tick: see handlers.metrics
 
 
+# In Lambda, build at import: the init phase is not billed as the first tick's latency.
+if in_lambda():
+    bootstrap()
+
+
 def lambda_handler(event: dict[str, Any], context: object) -> dict[str, Any]:
-    return handle(event, runtime())
+    return handle(event, bootstrap())
 
 
 def handle(event: dict[str, Any], rt: Runtime) -> dict[str, Any]:
