@@ -12,6 +12,7 @@ Here: the moves of a game and what the timer does; `handlers.lobby` has the acts
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from engine import (
     Expire,
@@ -25,10 +26,10 @@ from engine import (
 )
 from engine.events import Event, Stopped, StopReason
 from engine.records import record
-from handlers import delivery, metrics, render, timing
-from handlers.callbacks import Place
-from handlers.outcomes import Decision, Reason, Result, Why
-from handlers.screens import Button, Keyboard, Request, Screen, Send
+from handlers import metrics, plan, render, timing
+from handlers.callbacks import Place, Press
+from handlers.outcomes import Decision, Reason, Recordless, Result, Why
+from handlers.screens import Button, EditButtons, Keyboard, Request, Screen, Send
 from handlers.store import Record
 from handlers.text import block, t, tn
 
@@ -136,7 +137,7 @@ class Hand:
             return refused(t(lang, "old_game"), Why.OLD_GAME, self.reply_to)
         if game is None or game.phase in (Phase.LOBBY, Phase.OVER) or self.user not in game.ids:
             return refused(t(lang, "not_playing"), Why.NOT_PLAYING, self.reply_to)
-        screen = delivery.hand_screen(record, game, self.user, now)
+        screen = plan.hand_screen(record, game, self.user, now)
         extra: list[Request] = [Send(self.user, screen, f"hand:{self.user}")]
         if self.reply_to == self.user:
             pass  # asked in private: the hand is the answer
@@ -170,6 +171,50 @@ class Say:
 
     def decide(self, record: Record, now: float) -> Decision:
         return Decision(extra=[reply(self.reply_to, t(record.lang, self.key))])
+
+
+@dataclass(frozen=True, slots=True)
+class Toggle(Recordless):
+    """A card (un)selected: the hand's buttons redrawn from the button's own data (`press`), in
+    the hand's message (`chat`, `message`); nothing read or written."""
+
+    press: Press
+    chat: int
+    message: int
+    lang: str
+
+    def decide(self, record: Record, now: float) -> Decision:
+        keyboard = render.hand_buttons(self.press, self.lang)
+        return Decision(extra=[EditButtons(self.chat, self.message, keyboard)])
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonAnswer(Recordless):
+    """A button answered and nothing else: a refusal (`reason`) decided before any read, or a
+    link to open (Join's, for someone the bot must first be allowed to write to)."""
+
+    text: str | None = None
+    link: str | None = None
+    reason: Reason | None = None
+
+    def decide(self, record: Record, now: float) -> Decision:
+        if self.reason is not None:
+            return Decision(refusal=self.text, result=Result.REFUSED, reason=self.reason)
+        return Decision(answer=self.text, link=self.link)
+
+
+@dataclass(frozen=True, slots=True)
+class PrivateReply(Recordless):
+    """One message into a private chat (`reply_to`), with no record: a fixed text (/help, /rules
+    in private), or a refusal (`reason`) decided before any read."""
+
+    text: str
+    reply_to: int
+    reason: Reason | None = None
+
+    def decide(self, record: Record, now: float) -> Decision:
+        result = Result.APPLIED if self.reason is None else Result.REFUSED
+        return Decision(extra=[reply(self.reply_to, self.text)], result=result, reason=self.reason)
 
 
 @record

@@ -13,15 +13,7 @@ import logging
 from typing import Any
 
 import telegram
-from telegram import (
-    CallbackQuery,
-    ChatMember,
-    ChatMemberRestricted,
-    ChatMemberUpdated,
-    Message,
-    Update,
-    User,
-)
+from telegram import CallbackQuery, ChatMemberUpdated, Message, Update, User
 
 from engine import (
     CLOCK_CHOICES,
@@ -36,11 +28,10 @@ from engine import (
     Stop,
     VoteEnd,
 )
-from handlers import acts, callbacks, lobby, names, questions, render, telegram_io
+from handlers import acts, callbacks, lobby, questions, updates
 from handlers.callbacks import BadCallback, Kind, Place, Press
 from handlers.outcomes import Act, Outcome, Result, Via, Why, ignored
 from handlers.questions import Standing
-from handlers.screens import Answer, EditButtons, Request, Screen, Send
 from handlers.service import Service
 from handlers.store import Store
 from handlers.text import COMMANDS, language_of, t
@@ -54,11 +45,6 @@ ANONYMOUS_ADMIN = 1087968824
 ACTING = frozenset(
     {"newgame", "join", "leave", "forfeit", "stop", "addbot", "hand", "language", "settings"}
 )
-
-
-def display_name(user: User) -> str:
-    """The user's name as their seat keeps it; "" when nothing visible is left of it."""
-    return names.person(user.full_name)
 
 
 class _OfService:
@@ -94,7 +80,7 @@ class MenteurBot:
             return ignored(Why.MALFORMED)
         # python-telegram-bot does not check field types: a chat id sent as a string would
         # reach the store as another key.
-        if update is None or not _well_typed(update):
+        if update is None or not updates.well_typed(update):
             return ignored(Why.MALFORMED)
         if update.callback_query is not None:
             return await self._press(update.update_id, update.callback_query)
@@ -108,7 +94,9 @@ class MenteurBot:
         if message.forum_topic_closed is not None:
             # Closed by its admins: the game played in the topic ends now (a closed topic
             # refuses the bot's messages; a deleted one is met when sending there).
-            return await self.service.abandon(message.chat.id, topic_of(message), update.update_id)
+            return await self.service.abandon(
+                message.chat.id, updates.topic_of(message), update.update_id
+            )
         if message.from_user is None or not message.text or not message.text.startswith("/"):
             return ignored(Why.NOT_A_COMMAND, message.chat.id)
         return await self._command(update.update_id, message, message.from_user)
@@ -137,7 +125,7 @@ class MenteurBot:
         group (each forum topic's too) ends at once, and nothing more is sent there."""
         chat = change.chat.id
         member = change.new_chat_member
-        if change.chat.type == "private" or can_send(member):
+        if change.chat.type == "private" or updates.can_send(member):
             return ignored(Why.KIND, chat)  # a private chat blocked, or the bot (re)added
         if member.user.username != await questions.username(self.bot):
             return ignored(Why.MALFORMED, chat)  # Telegram sends only the bot's own here
@@ -158,17 +146,22 @@ class MenteurBot:
         origin = query.message.chat.id if query.message is not None else None
         try:
             press = callbacks.decode(query.data)
-            if not _from_right_chat(press, origin, user.id, _origin_topic(query)):
+            if not updates.from_right_chat(press, origin, user.id, updates.origin_topic(query)):
                 raise BadCallback("pressed in another chat")
         except BadCallback as e:
             LOGGER.info("refused callback data: %s", e)
-            refusal = Outcome(Via.PRESS, Result.REFUSED, Why.BAD_BUTTON)
-            return await self._answer(refusal, Answer(query.id, t(lang, "bad_button")))
-        act: Act
+            act: Act = acts.ButtonAnswer(t(lang, "bad_button"), reason=Why.BAD_BUTTON)
+            where = user.id if origin is None else origin
+            return await self.service.transact(where, update_id, act, query=query, action="")
         move: Move
         match press.kind:
             case Kind.TOGGLE:
-                return await self._toggle(query, press, lang)
+                message = query.message
+                assert message is not None, "checked by _from_right_chat"
+                act = acts.Toggle(press, message.chat.id, message.message_id, lang)
+                return await self.service.transact(
+                    press.chat, update_id, act, query=query, action="toggle"
+                )
             case Kind.JOIN:
                 return await self._join(update_id, query, press, lang)
             case Kind.AGAIN:
@@ -219,15 +212,16 @@ class MenteurBot:
         if await questions.reachable(self.bot, user.id):
             where = await questions.standing(self.bot, press.chat, user.id)
             if where in (Standing.ADMIN, Standing.MEMBER):
-                act = lobby.QuickSeat(user.id, display_name(user), press.game, lang)
+                act = lobby.QuickSeat(user.id, updates.display_name(user), press.game, lang)
                 return await self.service.transact(
                     press.chat, update_id, act, topic=press.topic, query=query, action="join"
                 )
         username = await questions.username(self.bot)
         place = Place(press.chat, press.game, press.topic)
-        link = acts.deep_link(username, acts.SEAT, place)
-        joined = Outcome(Via.PRESS, Result.APPLIED, action="join")
-        return await self._answer(joined, Answer(query.id, url=link))
+        answer = acts.ButtonAnswer(link=acts.deep_link(username, acts.SEAT, place))
+        return await self.service.transact(
+            press.chat, update_id, answer, query=query, action="join"
+        )
 
     async def _again(
         self, update_id: int, query: CallbackQuery, press: Press, lang: str
@@ -237,34 +231,19 @@ class MenteurBot:
         where = await questions.standing(self.bot, press.chat, user.id)
         if where not in (Standing.ADMIN, Standing.MEMBER):
             why = Why.NOT_MEMBER if where is Standing.OUTSIDER else Why.MEMBER_UNKNOWN
-            refusal = Outcome(Via.PRESS, Result.REFUSED, why, chat=press.chat, action="again")
-            return await self._answer(refusal, Answer(query.id, t(lang, why.value)))
+            refusal = acts.ButtonAnswer(t(lang, why.value), reason=why)
+            return await self.service.transact(
+                press.chat, update_id, refusal, query=query, action="again"
+            )
         reachable = await questions.reachable(self.bot, user.id)
         new_id = self.game_ids.randrange(callbacks.GAME_IDS.start, callbacks.GAME_IDS.stop)
         username = await questions.username(self.bot)
         act = lobby.PlayAgain(
-            user.id, display_name(user), press.game, lang, reachable, new_id, username
+            user.id, updates.display_name(user), press.game, lang, reachable, new_id, username
         )
         return await self.service.transact(
             press.chat, update_id, act, topic=press.topic, query=query, action="again"
         )
-
-    async def _toggle(self, query: CallbackQuery, press: Press, lang: str) -> Outcome:
-        """A card (un)selected: redrawn from the button's own data, with no read or write."""
-        message = query.message
-        assert message is not None, "checked by _from_right_chat"
-        keyboard = render.hand_buttons(press, lang)
-        requests: list[Request] = [EditButtons(message.chat.id, message.message_id, keyboard)]
-        outcome = Outcome(Via.PRESS, Result.APPLIED, chat=press.chat, action="toggle")
-        outcome.reply = self.service.reply_or_request(Answer(query.id), requests)
-        outcome.telegram_requests = (await telegram_io.deliver(self.bot, requests)).requests
-        return outcome
-
-    async def _answer(self, outcome: Outcome, answer: Answer) -> Outcome:
-        requests: list[Request] = []
-        outcome.reply = self.service.reply_or_request(answer, requests)
-        outcome.telegram_requests = (await telegram_io.deliver(self.bot, requests)).requests
-        return outcome
 
     # --- commands ----------------------------------------------------------------------------
 
@@ -286,7 +265,7 @@ class MenteurBot:
             # On behalf of a channel (or another chat): nobody to seat, to answer or to trust.
             act: Act = acts.Refuse("on_behalf_of_chat", Why.ON_BEHALF_OF_CHAT, chat, lang)
             return await self.service.transact(
-                chat, update_id, act, topic=topic_of(message), action=name
+                chat, update_id, act, topic=updates.topic_of(message), action=name
             )
 
         async def admin() -> bool:
@@ -334,7 +313,7 @@ class MenteurBot:
                 return ignored(Why.UNKNOWN_COMMAND, chat)
         # In a group with forum topics, each topic has its game (the General topic too).
         return await self.service.transact(
-            chat, update_id, act, topic=topic_of(message), action=name
+            chat, update_id, act, topic=updates.topic_of(message), action=name
         )
 
     async def _private_command(
@@ -352,8 +331,9 @@ class MenteurBot:
             where = await questions.standing(self.bot, chat, user.id)
             if where not in (Standing.ADMIN, Standing.MEMBER):
                 why = Why.NOT_MEMBER if where is Standing.OUTSIDER else Why.MEMBER_UNKNOWN
-                return await self._say(message.chat.id, t(lang, why.value), why, action="seat")
-            act = lobby.Seat(user.id, display_name(user), game_id, lang)
+                act = acts.PrivateReply(t(lang, why.value), message.chat.id, why)
+                return await self.service.transact(message.chat.id, update_id, act, action="seat")
+            act = lobby.Seat(user.id, updates.display_name(user), game_id, lang)
             return await self.service.transact(chat, update_id, act, topic=topic, action="seat")
         key = {"rules": "rules", "help": "help_private", "start": "help_private"}.get(
             name, "not_in_group"
@@ -361,89 +341,5 @@ class MenteurBot:
         # Logged as the action: a command of ours by its name; any other word, which anyone
         # may type at any length, only as "other".
         action = name if name in COMMANDS or name == "start" else "other"
-        return await self._say(message.chat.id, t(lang, key), action=action)
-
-    async def _say(
-        self, chat: int, text: str, refusal: Why | None = None, *, action: str
-    ) -> Outcome:
-        """One message into `chat`, with no read or write: a fixed text, or a refusal."""
-        result = Result.APPLIED if refusal is None else Result.REFUSED
-        outcome = Outcome(Via.COMMAND, result, refusal, chat=chat, action=action)
-        reply: list[Request] = [Send(chat, Screen(text))]
-        outcome.telegram_requests = (await telegram_io.deliver(self.bot, reply)).requests
-        return outcome
-
-
-def can_send(member: ChatMember) -> bool:
-    """Whether the bot, as this member of a group, may still send messages there."""
-    if member.status in (ChatMember.LEFT, ChatMember.BANNED):
-        return False
-    if isinstance(member, ChatMemberRestricted):
-        return member.is_member and member.can_send_messages
-    return True
-
-
-def topic_of(message: Message) -> int | None:
-    """The forum topic a group message belongs to, or None (a group without topics, or a
-    forum's General topic). A reply in a group without topics carries a `message_thread_id`
-    too, the replied-to message's: only `is_topic_message` says it is a topic."""
-    return message.message_thread_id if message.is_topic_message else None
-
-
-def _origin_topic(query: CallbackQuery) -> int | None:
-    message = query.message
-    return topic_of(message) if isinstance(message, Message) else None
-
-
-def _well_typed(update: Update) -> bool:
-    """Whether the fields the bot reads have Telegram's types (python-telegram-bot does not
-    check them): ids are integers below 2**53 (exact in JSON), texts are strings, a press has
-    a presser."""
-
-    def is_id(value: object) -> bool:
-        return type(value) is int and abs(value) < 1 << 53
-
-    def is_text(value: object, *, optional: bool = True) -> bool:
-        return isinstance(value, str) or (optional and value is None)
-
-    query, message = update.callback_query, update.message
-    if not is_id(update.update_id):
-        return False
-    if query is not None and not (
-        query.from_user is not None and is_text(query.id, optional=False) and is_text(query.data)
-    ):
-        return False
-    if message is not None and not (
-        is_text(message.text)
-        and (message.migrate_to_chat_id is None or is_id(message.migrate_to_chat_id))
-        and (message.sender_chat is None or is_id(message.sender_chat.id))
-    ):
-        return False
-    messages = [m for m in (message, query.message if query else None) if isinstance(m, Message)]
-    if not all(m.message_thread_id is None or is_id(m.message_thread_id) for m in messages):
-        return False
-    member = update.my_chat_member
-    if member is not None and not (
-        is_id(member.chat.id) and is_text(member.chat.type, optional=False)
-    ):
-        return False
-    users = [x.from_user for x in (query, message) if x is not None and x.from_user is not None]
-    chats = [m for m in (message, query.message if query else None) if m is not None]
-    names_ok = all(is_text(u.first_name, optional=False) and is_text(u.last_name) for u in users)
-    return (
-        names_ok
-        and all(is_id(u.id) and is_text(u.language_code) for u in users)
-        and all(m.chat is not None and is_id(m.chat.id) and is_id(m.message_id) for m in chats)
-        and all(is_text(m.chat.type, optional=False) and is_text(m.chat.title) for m in chats)
-    )
-
-
-def _from_right_chat(press: Press, origin: int | None, user: int, topic: int | None) -> bool:
-    """Group buttons live in the game's group (and forum topic: a message that says which topic
-    it is in must be in the game's); hand buttons in the presser's own chat."""
-    if press.kind in (Kind.TOGGLE, Kind.PLAY):
-        return origin == user
-    in_group = origin == press.chat and (topic is None or topic == press.topic)
-    if press.kind is Kind.SHOUT:
-        return in_group or origin == user
-    return in_group
+        act = acts.PrivateReply(t(lang, key), message.chat.id)
+        return await self.service.transact(message.chat.id, update_id, act, action=action)

@@ -71,15 +71,15 @@ def pack(
     update_id: int | None = None,
     mine: Set[int] = frozenset(),
     new_game: bool = False,
-) -> list[Parcel]:
-    """The parcels a write takes to send: the owed ones that are this sender's (`mine`: the
-    stamps its update wrote, as first read), then the write's own moments. The record's outbox
-    becomes the parcels someone else still holds, and these, stamped anew."""
+) -> tuple[list[Parcel], list[Parcel]]:
+    """The record's outbox after the write, and the parcels the write takes to send: the owed
+    ones that are this sender's (`mine`: the stamps its update wrote, as first read), then the
+    write's own moments. The outbox holds the parcels someone else still holds, and these,
+    stamped anew. The record is left as it is."""
     if silent or record.game is None or new_game:
         # Nobody can be told any more; or a new game replaced the one the moments were drawn
         # from (its names and counters are gone with it).
-        record.outbox = []
-        return []
+        return [], []
     taken: list[tuple[ev.Event, ...]] = []
     held: list[Parcel] = []
     for parcel in record.outbox:
@@ -98,8 +98,7 @@ def pack(
         Parcel(first + i, None if i < retaken else update_id, int(now), e)
         for i, e in enumerate(taken)
     ]
-    record.outbox = held + fresh
-    return fresh
+    return held + fresh, fresh
 
 
 def stale(parcel: Parcel, game: Game) -> bool:

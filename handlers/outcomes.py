@@ -92,6 +92,13 @@ class Act(Protocol):
     def decide(self, record: Record, now: float) -> Decision: ...
 
 
+class Recordless:
+    """The mark of an act that needs no record (a card toggle, a button's answer, a fixed
+    reply): the transaction reads and writes nothing for it, and decides it on a blank one."""
+
+    __slots__ = ()
+
+
 @dataclass
 class Outcome:
     """What one update did: the structured log line, and an optional webhook reply."""

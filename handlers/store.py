@@ -46,7 +46,7 @@ class Record:
     clock: int = CLOCK_DEFAULT
     reminded: int | None = None
     # Who pressed buttons that wrote in the last few seconds, and when: someone looking at the
-    # bot needs no ping when their turn comes (`delivery.turn_ping`).
+    # bot needs no ping when their turn comes (`plan.turn_ping`).
     looking: dict[int, float] = field(default_factory=dict)
     title: str = ""
     langs: dict[int, str] = field(default_factory=dict)  # player → language of their hand

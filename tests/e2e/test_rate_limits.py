@@ -15,9 +15,9 @@ import pytest
 from botocore.exceptions import ClientError
 
 from engine import Phase
-from handlers import callbacks, delivery, telegram_io
+from handlers import callbacks, plan, telegram_io
 from handlers.callbacks import Kind
-from handlers.delivery import GROUP_SENDS_PER_MINUTE, RESERVED_FOR_GAMES
+from handlers.plan import GROUP_SENDS_PER_MINUTE, RESERVED_FOR_GAMES
 from handlers.text import t
 from infra.fake_telegram import StoredMessage, too_many_requests
 from tests.support import GROUP, Person, people
@@ -307,7 +307,7 @@ def screens_converged(scene: Scene) -> bool:
     now = table.clock.now
     for person in scene.players:
         message = table.tg.message(person.id, record.hand_msgs.get(person.id, 0))
-        drawn = delivery.hand_screen(record, game, person.id, now)
+        drawn = plan.hand_screen(record, game, person.id, now)
         data = [b.data for row in drawn.buttons for b in row]
         if message is None or message.text != drawn.text:
             return False

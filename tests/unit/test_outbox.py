@@ -64,4 +64,4 @@ def test_a_decision_already_taken_is_not_asked_for_late() -> None:
     assert outbox.stale(final, game), "the final play was settled: its buttons would be refused"
     assert not outbox.stale(Parcel(17, 912, 1000, (CHALLENGED,)), game), "a challenge stays"
     record = Record(-100, game=game, outbox=[final])
-    assert outbox.pack(record, [], 1000.0) == [] and record.outbox == []
+    assert outbox.pack(record, [], 1000.0) == ([], [])
