@@ -85,6 +85,9 @@ def plan(
     `update_id` and `mine` say which owed moments are this update's to send (`outbox.pack`);
     `duplicate`: the update was applied already, and only redraws; `query`: the press to
     answer."""
+    # The flood budget is counted on the record as read, where the last game's table still
+    # stands: a new game's first table is not counted, which spares /newgame the budget's write.
+    read = record
     if decision.new_game:
         # A new game has no messages yet: its write forgets the last game's (`Store.save`).
         record = dataclasses.replace(
@@ -103,7 +106,7 @@ def plan(
     # a retried update.
     changes = decision.write or bool(parcels)
     redraw = decision.redraw or bool(parcels)
-    budget = _budget(before, record, decision, parcels, now, changes=changes)
+    budget = _budget(before, read, decision, parcels, now, changes=changes)
     # A reply into the group is written too (with its update id, so that Telegram's retry is
     # not answered again), unless the chat has no record yet: a group (or a topic) the bot
     # never played in. Its time counts in the chat's budget either way.
