@@ -230,7 +230,7 @@ class Tick:
     idle_expiry: float
 
     def decide(self, record: Record, now: float) -> Decision:
-        mark = record.due  # the moment the timer was set for
+        mark = record.next_look  # the moment the timer was set for
         decision = self._decide(record, now)
         # An idle end waits for the minute's sweep by design: its lateness says nothing.
         idle = any(isinstance(e, Stopped) and e.reason is StopReason.IDLE for e in decision.events)
@@ -242,14 +242,15 @@ class Tick:
     def _decide(self, record: Record, now: float) -> Decision:
         game: Game | None = record.game
         owed = record.owed is not None and now >= record.owed
-        remind = timing.reminder_due(record)  # the stored moment's, before the clock moves it
+        remind = timing.reminder_at(record)  # the stored moment's, before the clock moves it
         events: list[Event] = []
         settled = False
         if game is not None and game.phase is not Phase.OVER:
             game, events = settle(game, now)
             settled = game is not record.game
             record.game = game
-            due = timing.game_due(record, self.idle_expiry)  # `record.due` may be a redraw's
+            # The game's own next look: `record.next_look` may be a redraw's.
+            due = timing.game_next_look(record, self.idle_expiry)
             # Nothing after what the clock told: the next look follows it, a few seconds on.
             if not events and game.phase is not Phase.OVER and due is not None and now >= due:
                 move = timing.computer_move(record, game, now)

@@ -110,9 +110,9 @@ class MenteurBot:
         tick = acts.Tick(self.idle_expiry)
         outcome = await self.service.transact(chat, None, tick, topic=topic, action="timer")
         now = self.clock()
-        due = outcome.due
+        due = outcome.next_look
         # Delivered before its second (clocks differ by a little): set it again. A timer set
-        # for an older `due` is stale instead: the one set for the new `due` will come.
+        # for an older look is stale instead: the one set for the new look will come.
         early = outcome.result is Result.NOTHING_DUE and due is not None and due > now
         if early and due is not None and at is not None and abs(due - at) < 0.001:
             self.service.schedule(chat, due, now, topic)
@@ -304,7 +304,7 @@ class MenteurBot:
                 assert seconds is not None, "refused above"
                 act = lobby.SetClockSetting(seconds, user.id, await admin(), lang, reply_to=chat)
             case "settings":
-                act = lobby.Settings(chat)
+                act = lobby.ShowSettings(chat)
             case "rules":
                 act = acts.Say("rules", chat)
             case "help" | "start":

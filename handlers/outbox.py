@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from engine import Game, Phase
 from engine import events as ev
 from engine.records import record
-from handlers import moments
+from handlers import announcements
 from handlers.callbacks import Place
 from handlers.screens import Screen
 
@@ -86,7 +86,7 @@ def pack(
         if record.marks.get(parcel.stamp) or stale(parcel, record.game):
             continue  # delivered, or a decision already taken: this write drops it
         ours = update_id if parcel.stamp in mine else None
-        if due(parcel, record.marks, ours, now):
+        if ours_to_send(parcel, record.marks, ours, now):
             taken.append(parcel.events)
         else:
             held.append(parcel)
@@ -114,10 +114,10 @@ def stale(parcel: Parcel, game: Game) -> bool:
 
 def screen(parcel: Parcel, game: Game, place: Place, lang: str, now: float) -> Screen:
     """The parcel's message, drawn from its events and the game as it is now."""
-    return moments.moments(parcel.events, game, place, lang, now)[-1]
+    return announcements.messages(parcel.events, game, place, lang, now)[-1]
 
 
-def due(parcel: Parcel, marks: dict[int, bool], update_id: int | None, now: float) -> bool:
+def ours_to_send(parcel: Parcel, marks: dict[int, bool], update_id: int | None, now: float) -> bool:
     """Whether the parcel is owed and is this sender's to take (see the module's docstring)."""
     if parcel.stamp in marks:
         return not marks[parcel.stamp]

@@ -112,7 +112,7 @@ class Outcome:
     conflicts: int = 0
     telegram_requests: int = 0
     reply: dict[str, Any] | None = None
-    due: float | None = None  # when the chat's timer is due after this update
+    next_look: float | None = None  # when the chat's timer looks next, after this update
 
     @property
     def label(self) -> str:

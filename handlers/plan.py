@@ -20,7 +20,7 @@ from telegram import CallbackQuery
 from engine import Game, Phase
 from engine import events as ev
 from engine.records import replace
-from handlers import moments, outbox, render
+from handlers import announcements, outbox, render
 from handlers.outbox import Parcel
 from handlers.outcomes import Decision, Result
 from handlers.screens import Answer, Edit, EditButtons, Request, Screen, Send
@@ -201,7 +201,7 @@ def _budget(
         return _Budget(record.note, [], list(decision.extra), decision.table_again, recent, ())
     note = record.note
     if game is not None and decision.events:
-        told_now = moments.note(decision.events, game, record.lang, before)
+        told_now = announcements.note(decision.events, game, record.lang, before)
         note = note if told_now is None else told_now
     first_table = game is not None and record.table_msg is None
     first_table = first_table and (changes or decision.table_again)

@@ -45,10 +45,10 @@ class _Written:
     """An attempt whose conditional write was refused, kept to tell whether it landed anyway."""
 
     def __init__(
-        self, record: Record, decision: Decision, plan: Plan, previous_due: float | None
+        self, record: Record, decision: Decision, plan: Plan, previous_look: float | None
     ) -> None:
         self.version, self.writer = record.version + 1, record.writer
-        self.decision, self.plan, self.previous_due = decision, plan, previous_due
+        self.decision, self.plan, self.previous_look = decision, plan, previous_look
 
     def landed(self, stored: Record) -> bool:
         """Whether `stored` is this attempt's write: its version, and its writer's token (the
@@ -125,7 +125,8 @@ class Service:
             plan = planning.reply(decision, query)
         else:
             record, decision, plan = await self._commit(outcome, update_id, act, query)
-        outcome.result, outcome.reason, outcome.due = decision.result, decision.reason, record.due
+        outcome.result, outcome.reason = decision.result, decision.reason
+        outcome.next_look = record.next_look
         if plan.changes:
             metrics.game_events(
                 record.game, decision.events, new_game=decision.new_game, removed=decision.silent
@@ -150,8 +151,8 @@ class Service:
                 # the version check. That attempt committed, and sends its plan.
                 outcome.conflicts -= 1
                 metrics.add("LostAnswersLanded")
-                if record.due is not None and record.due != refused.previous_due:
-                    self.schedule(chat, record.due, now, topic)
+                if record.next_look is not None and record.next_look != refused.previous_look:
+                    self.schedule(chat, record.next_look, now, topic)
                 return record, refused.decision, refused.plan
             if record.moving is not None:
                 # The group became a supergroup while this update was on its way: finish the
@@ -188,21 +189,23 @@ class Service:
             if update_id is not None and not duplicate:
                 record.updates = [*record.updates, update_id]  # the store keeps the latest
             record.writer = f"{self._writer}.{next(self._writes):x}"
-            previous_due = record.due
-            record.due = timing.next_due(record, self.idle_expiry)
+            previous_look = record.next_look
+            record.next_look = timing.next_look(record, self.idle_expiry)
             if plan.room is not None:
-                record.due = plan.room if record.due is None else min(record.due, plan.room)
+                record.next_look = (
+                    plan.room if record.next_look is None else min(record.next_look, plan.room)
+                )
             record.expires = timing.expiry(record, now, self.idle_expiry)
             try:
                 self.store.save(record, new_game=decision.new_game)
             except Conflict:
-                refused = _Written(record, decision, plan, previous_due)
+                refused = _Written(record, decision, plan, previous_look)
                 outcome.conflicts += 1
                 # Jitter, so that racing writers do not collide again in step.
                 await self.sleep(self.rng.uniform(0.005, 0.02) * (attempt + 1))
                 continue
-            if record.due is not None and record.due != previous_due:
-                self.schedule(chat, record.due, now, topic)
+            if record.next_look is not None and record.next_look != previous_look:
+                self.schedule(chat, record.next_look, now, topic)
             if decision.new_game and topic is not None:
                 self._add_topic(record)
             if any(p.update is None for p in plan.parcels) and update_id is not None:
@@ -264,7 +267,7 @@ class Service:
 
     def _mark(self, record: Record, parcels: Sequence[Parcel], sent: telegram_io.Delivery) -> None:
         """After sending: each parcel of the write marked sent or given up. Given up, the timer
-        sends it: when the minute has room (`due`), or when Telegram allows (`owe`)."""
+        sends it: when the minute has room (`next_look`), or when Telegram allows (`owe`)."""
         if not parcels:
             return
         marks = {p.stamp: planning.was_sent(p.stamp, sent.remembered) for p in parcels}
@@ -304,7 +307,7 @@ class Service:
             self.timers.schedule(chat, due, now, topic)
         except Exception:
             # Raising would answer 500, and Telegram's retry would be a duplicate that never
-            # sends this move's messages. The minute sweep of `due` fires the game anyway.
+            # sends this move's messages. The minute's sweep of overdue chats fires the game anyway.
             LOGGER.warning("could not set a timer for chat %s", chat, exc_info=True)
 
     def reply_or_request(self, answer: Answer, requests: list[Request]) -> dict[str, Any] | None:

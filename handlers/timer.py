@@ -1,10 +1,10 @@
 """The timer Lambda: delayed SQS messages for the exact moments, a scheduled sweep for the rest.
 
 An SQS message names a chat (and its forum topic, for a game played in one) whose game needs a
-look at a given second (the 45-second mark of a
-final play, a computer player's move). The scheduled rule, every minute, looks at every chat
-whose `due` time has passed: timers lost or late, and games idle too long (R18). Whatever fires,
-the engine judges against the stored game, so a stale or repeated timer changes nothing.
+look at a given second (the 45-second mark of a final play, a computer player's move). The
+scheduled rule, every minute, looks at every chat whose next look (`Record.next_look`, stored
+as `due`) has passed: timers lost or late, and games idle too long (R18). Whatever fires, the
+engine judges against the stored game, so a stale or repeated timer changes nothing.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def lambda_handler(event: dict[str, Any], context: object) -> dict[str, Any]:
 def handle(event: dict[str, Any], rt: Runtime) -> dict[str, Any]:
     records = event.get("Records")
     if records is None:  # the scheduled rule
-        for chat, topic in rt.store.due(rt.app.clock()):
+        for chat, topic in rt.store.overdue(rt.app.clock()):
             _tick(rt, chat, topic=topic)
         return {}
     failures = []

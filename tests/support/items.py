@@ -100,7 +100,7 @@ def game_items(
         update += rng.randint(1, 3)
         record.updates = [*record.updates, update]
         record.writer = f"{rng.getrandbits(40):010x}.{record.version:x}"
-        record.due = timing.next_due(record, IDLE_EXPIRY)
+        record.next_look = timing.next_look(record, IDLE_EXPIRY)
         record.expires = timing.expiry(record, now, IDLE_EXPIRY)
         first = record.version == 0
         store.save(record, new_game=first)
