@@ -1,4 +1,5 @@
-"""The transaction: read a chat's record once, decide, write once on the version read, then send.
+"""The transaction: read a chat's record once, decide, plan, write once on the version read,
+then send the plan and learn from Telegram's answers.
 
 On a conflict (someone wrote since the read) the act is decided again on a fresh read, so two
 racing presses are settled by the conditional write, never by luck. An update already applied
