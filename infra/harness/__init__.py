@@ -6,8 +6,8 @@ build the same way (the bot's settings, people, clocks) and the one driver both 
     infra.harness.updates    Telegram updates (Updates), the Lambda events around them (event,
                              timer_event) and the webhook's reply, decoded (Reply)
     infra.harness.screens    what the bot drew: buttons, card toggles, cards named in a text
-    infra.harness.bot        what chats show and what people do (Chats), and one bot on moto or
-                             dynalite driven that way (Table)
+    infra.harness.bot        what a bot's chats show (Chats), what people do (Driver), and one
+                             bot on moto or dynalite driven that way (Table)
     infra.harness.stack      dynalite and many Lambda containers, for races, scale and load
     infra.harness.stalling   games in which people stop answering, on a simulated clock (R20)
     infra.harness.memory     the store's fake: DynamoDB's conditional semantics in memory

@@ -2,6 +2,10 @@
 DynamoDB-compatible server), a fake Telegram, an injected clock — and people who press buttons
 the way Telegram delivers them.
 
+`Chats` reads what a bot's chats show and what its store holds; `Driver` is what people do
+(press, join, seat, start, select), whichever webhook handler their updates reach: `Table` here
+(one bot) and `stack.Stack` (many containers) are both driven by it.
+
     with running_bot(seed=3) as table:
         open_and_start(table, people())
         ...

@@ -357,8 +357,7 @@ def play_update(
 ) -> dict[str, Any]:
     """The update of the person's Play press, after selecting `cards` (not yet delivered)."""
     data = select(stack, c, person, cards, chat)
-    message = stack.hand_message(person, chat)
-    return stack.updates.press(person, person.id, message.message_id, data, now=c.clock())
+    return stack.people(c).press_update(person, stack.hand_message(person, chat), data)
 
 
 def table_press(
