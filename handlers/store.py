@@ -2,7 +2,7 @@
 read once and written once per action.
 
 `Store` is the port; `handlers.dynamo.DynamoStore` the adapter (one consistent GetItem, one
-UpdateItem conditional on the version), and `tests.support.memory.MemoryStore` the tests' fake
+UpdateItem conditional on the version), and `infra.harness.memory.MemoryStore` the tests' fake
 with the same semantics. The game and the bot's bookkeeping travel as one compact JSON document
 (`Record.document`); the ids of messages sent after a write live beside it, set by a second
 update that is not conditional on the version, so they never collide with a move written

@@ -10,7 +10,6 @@ a date_time entity each reader's app shows in their own time zone.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -19,14 +18,13 @@ import pytest
 from engine import CLOCK_DEFAULT, Phase, settle, view
 from engine import events as ev
 from engine.cards import RANKS, is_lie
-from handlers import callbacks, timer
+from handlers import callbacks
 from handlers.callbacks import Kind
 from handlers.text import FSI, PDI, RLM, t, tn
 from infra.fake_telegram import StoredMessage, covered, message_update
-from tests.support import GROUP, GROUP_TITLE, Person, by_id, people
-from tests.support.bot import Table, open_and_start, running_bot
-from tests.support.screens import buttons
-from tests.support.updates import answer_text
+from infra.harness import GROUP, GROUP_TITLE, Person, by_id, people
+from infra.harness.bot import Table, open_and_start, running_bot
+from infra.harness.screens import buttons
 
 ANN = Person(101, "Ann")  # opens the game
 BOB = Person(102, "Bob")  # seated
@@ -42,8 +40,7 @@ def plain(text: str | None) -> str:
 
 def fire(table: Table, at: float) -> dict[str, Any]:
     """The timer function on the SQS message set for `at`, delivered at the table's clock."""
-    body = json.dumps({"chat": GROUP, "at": at})
-    return timer.handle({"Records": [{"messageId": f"m{at}", "body": body}]}, table.rt)
+    return table.fire(at)
 
 
 def sent_to(table: Table, chat: int) -> list[str]:
@@ -302,7 +299,7 @@ def settings_message(table: Table, person: Person) -> StoredMessage:
 
 def press_clock(table: Table, person: Person, message: StoredMessage, seconds: int) -> str | None:
     response = table.press(person, GROUP, message.message_id, clock_button(message, seconds))
-    return answer_text(response)
+    return response.text
 
 
 def test_r20_the_opener_or_an_admin_sets_the_clock_in_the_lobby_and_its_table_shows_it() -> None:

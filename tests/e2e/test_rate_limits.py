@@ -20,11 +20,10 @@ from handlers.callbacks import Kind
 from handlers.plan import GROUP_SENDS_PER_MINUTE, RESERVED_FOR_GAMES
 from handlers.text import t
 from infra.fake_telegram import StoredMessage, too_many_requests
-from tests.support import GROUP, Person, people
-from tests.support.bot import Table, running_bot
+from infra.harness import GROUP, Person, people
+from infra.harness.bot import Table, running_bot
+from infra.harness.screens import button, buttons
 from tests.support.corpus import Scene
-from tests.support.screens import button, buttons
-from tests.support.updates import answer_text
 
 pytestmark = pytest.mark.usefixtures("ptb_timedelta")
 
@@ -229,7 +228,7 @@ def test_a_write_whose_answer_was_lost_is_recognised_and_its_moments_announced(
         caplog.clear()
         shouter = next(p for p in scene.players if p != person)
         response = table.post(scene.liar(shouter))
-        assert response["statusCode"] == 200 and answer_text(response) is None
+        assert response.status == 200 and response.text is None
         assert table.record().version == version + 1, "written once"
         assert table.game().last is None, "the challenge was settled"
         said = [p for p in group_sends(table) if p["text"].startswith("Challenge")]
@@ -275,7 +274,7 @@ def test_after_a_lost_answer_no_message_keeps_liar_or_let_it_stand_once_the_game
         stand = let_it_stand(scene)
         if lost == "retried by the client":
             scene.client.fail("update_item", answer_lost_then_retried(scene))
-            assert table.post(stand)["statusCode"] == 200
+            assert table.post(stand).status == 200
         else:
 
             def committed_then_lost(real: Any, kwargs: dict[str, Any]) -> Any:
@@ -283,8 +282,8 @@ def test_after_a_lost_answer_no_message_keeps_liar_or_let_it_stand_once_the_game
                 raise ClientError({"Error": {"Code": "InternalServerError", "Message": "x"}}, "x")
 
             scene.client.fail("update_item", committed_then_lost)
-            assert table.post(stand)["statusCode"] == 500
-            assert table.post(stand)["statusCode"] == 200  # Telegram's retry: a duplicate
+            assert table.post(stand).status == 500
+            assert table.post(stand).status == 200  # Telegram's retry: a duplicate
         assert table.game().phase is Phase.OVER
         for message in table.tg.chat_messages(GROUP):
             assert not kinds(table, message) & {Kind.SHOUT, Kind.STAND}, message.text

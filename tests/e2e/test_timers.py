@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import boto3
 import pytest
 
@@ -12,9 +10,10 @@ from handlers import timer
 from handlers.callbacks import Kind
 from handlers.config import Settings
 from handlers.runtime import Runtime, SqsTimers
-from tests.support import GROUP, Person, by_id, people
-from tests.support.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
-from tests.support.memory import MemoryStore
+from infra.harness import GROUP, Person, by_id, people
+from infra.harness.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
+from infra.harness.memory import MemoryStore
+from infra.harness.updates import timer_event
 
 
 def at_a_final_play(table: Table, players: list[Person]) -> tuple[Person, Person, float]:
@@ -115,12 +114,8 @@ def test_the_timer_message_is_a_45_second_sqs_delay_and_fires_through_the_timer_
         attributes = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["All"])
         assert int(attributes["Attributes"]["ApproximateNumberOfMessagesDelayed"]) >= 1
         table.clock.advance(45)
-        event = {
-            "Records": [
-                {"messageId": "m1", "body": json.dumps({"chat": GROUP, "at": deadline})},
-                {"messageId": "m2", "body": "not json"},  # dropped, not retried forever
-            ]
-        }
+        # The second message is dropped, not retried forever.
+        event = timer_event({"chat": GROUP, "at": deadline}, "not json")
         assert timer.handle(event, table.rt) == {"batchItemFailures": []}
         game = table.game()
         assert game.phase is Phase.OVER and game.winner is not None

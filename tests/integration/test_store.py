@@ -22,9 +22,9 @@ from handlers.outbox import Parcel
 from handlers.store import Conflict, Record, Store
 from handlers.text import SUPPORTED
 from infra.dynalite import Dynalite
+from infra.harness.items import dynamodb, game_items, item_size
+from infra.harness.memory import MemoryStore
 from infra.table import create_table
-from tests.support.items import dynamodb, game_items, item_size
-from tests.support.memory import MemoryStore
 
 CHAT = -100123
 

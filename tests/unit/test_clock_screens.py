@@ -15,7 +15,7 @@ from handlers.callbacks import Kind, Place, decode
 from handlers.lobby import clock_choice
 from handlers.screens import TimeSpan, time_of_day, timed
 from handlers.text import FSI, PDI, RLM, SUPPORTED, t
-from tests.support import T0
+from infra.harness import T0
 from tests.support.games import cards
 from tests.support.games import table as dealt
 

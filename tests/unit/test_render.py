@@ -50,7 +50,7 @@ from handlers import announcements, names, render, text
 from handlers.callbacks import MAX_BYTES, NO_RANK, Kind, Place, Press, decode
 from handlers.screens import Screen
 from handlers.text import FSI, PDI, RLM, SUPPORTED, isolate, language_of, t, tn
-from tests.support import T0
+from infra.harness import T0
 from tests.support.games import cards
 from tests.support.games import table as dealt
 
