@@ -312,7 +312,7 @@ class SetLanguage:
 
 
 @record
-class Settings:
+class ShowSettings:
     """/settings: the chat's turn clock (R20), with a button per choice while no game runs."""
 
     reply_to: int

@@ -108,8 +108,8 @@ class HookedStore:
     def hold(self, chat: int, until: float) -> None:
         self.inner.hold(chat, until)
 
-    def due(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:
-        return self.inner.due(now, limit)
+    def overdue(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:
+        return self.inner.overdue(now, limit)
 
     def add_topic(self, chat: int, topic: int, expires: int | None) -> None:
         self.inner.add_topic(chat, topic, expires)

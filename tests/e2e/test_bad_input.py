@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from engine import Phase, mask_of
 from handlers import callbacks
 from handlers.callbacks import Kind, Press
-from handlers.delivery import GROUP_SENDS_PER_MINUTE
+from handlers.plan import GROUP_SENDS_PER_MINUTE
 from handlers.text import SUPPORTED, is_rtl, t
 from handlers.webhook import SECRET_HEADER
 from infra.fake_telegram import bad_request, server_error, too_many_requests
@@ -59,7 +59,7 @@ def game_in_play(lang: str = "en", seed: int = 11) -> Iterator[Scene]:
 
 
 # What a reply into the group writes besides: its update id and its time, which counts against
-# the group's flood limit (handlers.delivery.plan_sends). Nothing else may change.
+# the group's flood limit (handlers.plan.plan). Nothing else may change.
 
 
 @contextmanager

@@ -114,7 +114,7 @@ def test_a_final_play_left_alone_for_45_seconds_is_let_stand_by_the_table() -> N
         open_and_start(table, players)
         finisher = play_to_a_final_play(table, players, watcher)
         deadline = table.game().deadline
-        assert deadline is not None and table.record().due == deadline
+        assert deadline is not None and table.record().next_look == deadline
         assert table.timers.scheduled[-1] == (GROUP, deadline), "a timer set for the 45th second"
         table.clock.advance(44.9)
         table.tick()

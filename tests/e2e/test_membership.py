@@ -29,7 +29,9 @@ def assert_all_ended(forum: Forum, topics: list[int | None]) -> None:
     for topic in topics:
         record = forum.record(topic)
         assert record.game is not None and record.game.phase is Phase.OVER, topic
-        assert record.game.winner is None and record.due is None and record.owed is None, topic
+        assert record.game.winner is None and record.next_look is None and record.owed is None, (
+            topic
+        )
 
 
 @pytest.mark.parametrize(

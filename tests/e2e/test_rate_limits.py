@@ -15,9 +15,9 @@ import pytest
 from botocore.exceptions import ClientError
 
 from engine import Phase
-from handlers import callbacks, delivery, telegram_io
+from handlers import callbacks, plan, telegram_io
 from handlers.callbacks import Kind
-from handlers.delivery import GROUP_SENDS_PER_MINUTE, RESERVED_FOR_GAMES
+from handlers.plan import GROUP_SENDS_PER_MINUTE, RESERVED_FOR_GAMES
 from handlers.text import t
 from infra.fake_telegram import StoredMessage, too_many_requests
 from infra.harness import GROUP, Person, people
@@ -306,7 +306,7 @@ def screens_converged(scene: Scene) -> bool:
     now = table.clock.now
     for person in scene.players:
         message = table.tg.message(person.id, record.hand_msgs.get(person.id, 0))
-        drawn = delivery.hand_screen(record, game, person.id, now)
+        drawn = plan.hand_screen(record, game, person.id, now)
         data = [b.data for row in drawn.buttons for b in row]
         if message is None or message.text != drawn.text:
             return False
@@ -328,7 +328,7 @@ def test_screens_a_long_flood_limit_left_stale_are_redrawn_once_by_the_timer() -
         record = table.record()
         owed = record.owed
         assert owed is not None and abs(owed - (table.clock.now + 30)) < 0.01, "the longest wait"
-        assert record.due == owed, "the sweep finds it"
+        assert record.next_look == owed, "the sweep finds it"
         timers = [at for chat, at in table.timers.scheduled if chat == GROUP]
         assert any(abs(at - owed) < 0.01 for at in timers), "an SQS timer too"
         version, calls = record.version, len(table.tg.calls())
@@ -340,7 +340,9 @@ def test_screens_a_long_flood_limit_left_stale_are_redrawn_once_by_the_timer() -
         table.tick()  # the SQS timer and the sweep both fire: one redraw
         after = table.record()
         assert after.owed is None and after.version == version + 1
-        assert after.due is not None and after.due > table.clock.now, "the game's own timer"
+        assert after.next_look is not None and after.next_look > table.clock.now, (
+            "the game's own timer"
+        )
         assert screens_converged(scene)
         redraw = table.tg.calls()[calls:]
         assert len(redraw) <= 1 + len(scene.players), "the table and each hand, once"
@@ -361,7 +363,7 @@ def test_an_end_whose_table_edit_met_a_flood_limit_is_redrawn_without_buttons() 
         assert kinds(table, table_message(scene)) == set()
         assert scene.table_screen() == scene.current_table()
         record = table.record()
-        assert record.owed is None and record.due is None, "nothing left for the timer"
+        assert record.owed is None and record.next_look is None, "nothing left for the timer"
 
 
 def test_an_end_given_up_on_a_429_is_sent_once_telegrams_wait_is_over() -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from handlers import telegram_io
 from handlers.callbacks import Kind
-from handlers.delivery import LOOKING_SECONDS
+from handlers.plan import LOOKING_SECONDS
 from handlers.text import t
 from infra.fake_telegram import bad_request, too_many_requests
 from infra.harness import GROUP, GROUP_TITLE, Person, people

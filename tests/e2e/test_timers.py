@@ -144,9 +144,9 @@ def test_computer_players_move_after_their_delay_through_the_same_path() -> None
             if game.awaited == ann.id and game.phase is Phase.DECIDE:
                 table.press_button(ann, table.group_message_with(Kind.STAND), Kind.STAND)
                 continue
-            assert record.due is not None
+            assert record.next_look is not None
             version = record.version
-            table.clock.advance(max(0.0, record.due - table.clock.now - 0.5))
+            table.clock.advance(max(0.0, record.next_look - table.clock.now - 0.5))
             table.tick()
             assert table.record().version == version, "a computer waits its delay"
             table.clock.advance(0.5)
@@ -162,7 +162,7 @@ def test_an_idle_game_ends_and_the_group_is_told() -> None:
     with running_bot(seed=3) as table:
         open_and_start(table, players, "/newgame off")  # with a clock, the table plays on
         updated = table.game().updated
-        due = table.record().due
+        due = table.record().next_look
         assert due is not None and 0 <= due - (updated + 24 * 3600) < 3600, "within the hour"
         assert due % 3600 == 0, "on the hour: moves within the hour leave the index alone"
         table.clock.advance(24 * 3600 - 1)
@@ -174,7 +174,7 @@ def test_an_idle_game_ends_and_the_group_is_told() -> None:
         game = table.game()
         assert game.phase is Phase.OVER and game.stopped and game.updated == due
         assert len(table.tg.calls("sendMessage", chat_id=GROUP)) == sends + 1
-        assert table.record().due is None, "nothing left to time"
+        assert table.record().next_look is None, "nothing left to time"
 
 
 def test_a_timer_that_cannot_be_set_loses_nothing_of_the_committed_move(
@@ -206,7 +206,7 @@ def test_an_idle_lobby_ends_through_the_timer() -> None:
     with running_bot(seed=3) as table:
         table.say(ann, "/newgame")
         table.join(ann)
-        due = table.record().due
+        due = table.record().next_look
         assert due is not None and table.game().phase is Phase.LOBBY
         table.clock.now = due
         table.tick()

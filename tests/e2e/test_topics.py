@@ -86,13 +86,13 @@ def test_timers_name_the_topic_and_fire_on_its_game() -> None:
         forum.press_kind(ANN, forum.table_message(topic), Kind.START)
         assert table.timers.topics[-1] == topic
         record = forum.record(topic)
-        assert record.due is not None
+        assert record.next_look is not None
         for _ in range(30):  # the computer player moves at its time, through the sweep
             game = forum.record(topic).game
             assert game is not None
             if game.phase is Phase.OVER or game.awaited == ANN.id:
                 break
-            due = forum.record(topic).due
+            due = forum.record(topic).next_look
             assert due is not None
             table.clock.advance(max(0.0, due - table.clock.now) + 0.01)
             table.tick()
@@ -119,7 +119,9 @@ def test_a_topic_closed_while_a_game_runs_ends_that_game_only() -> None:
         assert forum.post(service).status == 200
         ended = forum.record(closed)
         assert ended.game is not None and ended.game.phase is Phase.OVER
-        assert ended.game.winner is None and ended.due is None, "no winner; nothing for the timer"
+        assert ended.game.winner is None and ended.next_look is None, (
+            "no winner; nothing for the timer"
+        )
         assert len(forum.group_sends()) == sends, "nothing is sent into a closed topic"
         for person in (ANN, BOB):
             assert forum.hand(person, closed).text.endswith("Game stopped — no winner."), person  # type: ignore[union-attr]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from engine import Phase
 from handlers.callbacks import Kind
-from handlers.delivery import LOOKING_SECONDS
+from handlers.plan import LOOKING_SECONDS
 from handlers.text import t
 from infra.harness import GROUP_TITLE, Person, by_id, people
 from infra.harness.bot import Table, open_and_start, running_bot

@@ -189,10 +189,10 @@ def test_r18_with_the_clock_off_the_timer_ends_the_vote_90_seconds_into_a_silent
         table = scene.table
         begun = table.clock.now
         first, second, awaited = voters(scene)
-        assert table.record().due != begun + UNTIMED_TURN, "no timer while nobody voted"
+        assert table.record().next_look != begun + UNTIMED_TURN, "no timer while nobody voted"
         table.clock.advance(10)
         vote(table, first)
-        assert table.record().due == begun + UNTIMED_TURN, "the timer is set for that instant"
+        assert table.record().next_look == begun + UNTIMED_TURN, "the timer is set for that instant"
         table.clock.now = begun + UNTIMED_TURN  # the SQS message, on time
         table.fire(begun + UNTIMED_TURN)
         assert table.game().phase is Phase.PLAY, "the second one has not voted"

@@ -43,7 +43,7 @@ from engine import (
     settle,
 )
 from engine.cards import rank_of
-from handlers import callbacks, delivery, render
+from handlers import callbacks, plan, render
 from handlers.callbacks import Kind
 from handlers.text import t
 from infra.harness import GROUP, Person, people
@@ -655,7 +655,7 @@ def assert_screens_show(stack: Stack, chat: int, now: float) -> None:
         b.data for row in expected.buttons for b in row
     ]
     for player in game.ids:
-        expected = delivery.hand_screen(record, game, player, now)
+        expected = plan.hand_screen(record, game, player, now)
         message = stack.tg.message(player, record.hand_msgs[player])
         assert message is not None
         assert message.text == expected.text, player
