@@ -55,7 +55,7 @@ from tests.support import GROUP, Person, people
 from tests.support.screens import button, shown_cards
 from tests.support.stack import Container, Stack, held, open_game, select
 from tests.support.stalling import play_stalling_games
-from tests.unit.test_properties import check_invariants, play_out
+from tests.unit.test_properties import check_invariants, may_move, play_out
 
 STACK_GAMES = int(os.environ.get("MENTEUR_STACK_GAMES", "200"))
 ENGINE_GAMES = int(os.environ.get("MENTEUR_ENGINE_GAMES", "10000"))
@@ -142,7 +142,7 @@ class Table:
 
     def choose(self, game: Game, now: float, idle: int | None) -> Move | None:
         for player in self.rng.sample(game.ids, len(game.ids)):
-            if player != idle:
+            if player != idle and may_move(game, player, now):
                 move = strategy.choose(view(game, player, now), self.rng)
                 if move is not None:
                     return move
