@@ -346,7 +346,7 @@ def play_out(players: int, seed: int) -> tuple[Game, list[ev.Event]]:
         now += 1
         for player in rng.sample(game.ids, len(game.ids)):
             if not may_move(game, player, now):
-                continue  # its view would say so, and the computer player pass
+                continue  # its view would say so, and the computer player would pass
             move = strategy.choose(view(game, player, now), rng)
             if move is not None:
                 game, events = apply(game, move, now)
