@@ -10,6 +10,7 @@ the way Telegram delivers them.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import random
 from collections.abc import Iterator
@@ -136,6 +137,14 @@ class Table:
         return {c for c in range(52) if mask >> c & 1}
 
 
+@functools.cache
+def _sessions() -> boto3.Session:
+    """One boto3 session for every moto client of the run. moto drops boto3's default session
+    each time a mock starts, and a new session reads botocore's endpoint and service files
+    again; moto's state is its own, so each test still gets an empty DynamoDB."""
+    return boto3.Session()
+
+
 @contextmanager
 def running_bot(
     seed: int = 7, dynamodb: Any = None, log_level: str = "INFO", flood_limit: int | None = None
@@ -148,7 +157,7 @@ def running_bot(
         tg = stack.enter_context(FakeTelegram(clock=clock, flood_limit=flood_limit))
         if dynamodb is None:
             stack.enter_context(mock_aws())
-            dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+            dynamodb = _sessions().client("dynamodb", region_name="us-east-1")
         create_table(dynamodb, "menteur-test")
         settings = Settings(
             table_name="menteur-test",
