@@ -101,15 +101,21 @@ _CARD_KINDS = {Kind.TOGGLE, Kind.PLAY}
 _FULL = (1 << 52) - 1
 
 
+# Every number from 0 to 36**2 - 1 in two base-36 digits: a number is spelled two digits at a
+# time (card masks of up to 11 digits are spelled for every card toggle of a hand drawn).
+_PAIRS = tuple(a + b for a in _B36 for b in _B36)
+
+
 def _b36(n: int) -> str:
     if n < 0:
         return "-" + _b36(-n)
-    digits = ""
-    while True:
-        n, r = divmod(n, 36)
-        digits = _B36[r] + digits
-        if n == 0:
-            return digits
+    if n < 36:
+        return _B36[n]
+    pairs = []
+    while n:
+        n, r = divmod(n, 1296)
+        pairs.append(_PAIRS[r])
+    return "".join(reversed(pairs)).lstrip("0")  # a leading pair may start with 0
 
 
 def encode(press: Press) -> str:
@@ -170,6 +176,12 @@ def decode(data: str | None) -> Press:
     )
     if press.cards > _FULL or press.hand > _FULL or press.rank >= 13:
         raise BadCallback("not a card or a rank")
-    if encode(press) != data:  # one spelling per press: no leading zeros, no "-0"
+    # One spelling per press, the one `encode` writes: the pattern leaves only leading zeros
+    # (and "-0") to refuse. test_callbacks holds this to `encode`.
+    if any(
+        len(digits) > 1 and digits.lstrip("-")[0] == "0"
+        for digits in match.group("chat", "topic", "game", "number", "cards", "hand", "play")
+        if digits is not None
+    ):
         raise BadCallback("not in canonical form")
     return press

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import telegram
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions, MessageEntity
+from telegram import LinkPreviewOptions, MessageEntity
 from telegram.error import (
     BadRequest,
     ChatMigrated,
@@ -225,9 +225,9 @@ class _Courier:
                     chat_id,
                     screen.text,
                     entities=_entities(screen),
-                    reply_markup=_markup(screen.buttons),
                     link_preview_options=_NO_PREVIEW,
                     message_thread_id=thread,
+                    api_kwargs=_markup(screen.buttons),
                 )
                 if remember is not None:
                     self.delivery.remembered[remember] = message.message_id
@@ -239,12 +239,12 @@ class _Courier:
                     chat_id=chat_id,
                     message_id=message_id,
                     entities=_entities(screen),
-                    reply_markup=_markup(screen.buttons),
                     link_preview_options=_NO_PREVIEW,
+                    api_kwargs=_markup(screen.buttons),
                 )
             case EditButtons(chat_id, message_id, buttons, _):
                 await bot.edit_message_reply_markup(
-                    chat_id=chat_id, message_id=message_id, reply_markup=_markup(buttons)
+                    chat_id=chat_id, message_id=message_id, api_kwargs=_markup(buttons)
                 )
             case Answer(callback_query_id, text, url):
                 await bot.answer_callback_query(callback_query_id, text=text, url=url)
@@ -368,16 +368,24 @@ def _entities(screen: Screen) -> list[MessageEntity] | None:
     ]
 
 
-def _markup(buttons: Keyboard) -> InlineKeyboardMarkup | None:
+def _markup(buttons: Keyboard) -> dict[str, Any] | None:
+    """The keyboard as the `reply_markup` parameter, in the JSON form Telegram reads (the
+    call's `api_kwargs`, which python-telegram-bot sends as they are); None for no keyboard.
+
+    The same JSON as an `InlineKeyboardMarkup` of `InlineKeyboardButton`s, without building
+    those objects for python-telegram-bot to turn back into dictionaries: a hand of up to 51
+    buttons is redrawn on every move."""
     if not buttons:
         return None
-    return InlineKeyboardMarkup([[_button(button) for button in row] for row in buttons])
+    return {"reply_markup": {"inline_keyboard": [[_button(b) for b in row] for row in buttons]}}
 
 
-def _button(button: Button) -> InlineKeyboardButton:
+def _button(button: Button) -> dict[str, str]:
     if button.url is not None:
-        return InlineKeyboardButton(button.text, url=button.url)
-    return InlineKeyboardButton(button.text, callback_data=button.data)
+        return {"text": button.text, "url": button.url}
+    if button.data is not None:
+        return {"text": button.text, "callback_data": button.data}
+    return {"text": button.text}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -1001,6 +1001,16 @@ class FakeTelegram:
         The HTTP server calls it for each request it reads; a test may call it directly, to
         answer a client in its own process without a socket.
         """
+        return self._serve(path, lambda: _decode_params(content_type, body, query))
+
+    def serve_form(self, path: str, fields: Mapping[str, str]) -> tuple[int, bytes, str, float]:
+        """`serve` for a form-encoded POST whose fields are given already decoded: what a
+        client in this process would otherwise encode, and `serve` parse again."""
+        return self._serve(path, lambda: {k: _typed(k, v) for k, v in fields.items()})
+
+    def _serve(
+        self, path: str, decode: Callable[[], dict[str, Any]]
+    ) -> tuple[int, bytes, str, float]:
         at = self._clock()
         match = _PATH.match(path)
         if match is None:
@@ -1009,7 +1019,7 @@ class FakeTelegram:
         fault: Fault | None = None
         with self._changed:
             try:
-                params = _decode_params(content_type, body, query)
+                params = decode()
             except (ValueError, UnicodeDecodeError) as exc:
                 params = {}
                 status, payload = _error_body(400, f"Bad Request: can't parse request: {exc}")

@@ -7,6 +7,8 @@ Standard library, PyYAML and boto3 only.
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import time
 from collections.abc import Mapping
@@ -72,11 +74,20 @@ _TemplateLoader.add_multi_constructor("!", _construct_intrinsic)
 
 def load_template(template_path: Path | str = TEMPLATE) -> dict[str, Any]:
     """The template as plain data, short-form tags turned into their long form."""
-    with Path(template_path).open(encoding="utf-8") as stream:
-        document = yaml.load(stream, Loader=_TemplateLoader)
+    path = Path(template_path).resolve()
+    stat = path.stat()
+    document = _parsed(path, stat.st_mtime_ns, stat.st_size)
     if not isinstance(document, dict):
         raise ValueError(f"{template_path} is not a CloudFormation template")
-    return document
+    return copy.deepcopy(document)  # the caller's own: the parsed one is kept
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(path: Path, mtime_ns: int, size: int) -> Any:
+    """The file parsed, once per version of it: every test that builds a table reads the
+    template (twice), and PyYAML's pure-Python loader is slow."""
+    with path.open(encoding="utf-8") as stream:
+        return yaml.load(stream, Loader=_TemplateLoader)
 
 
 def resource_properties(

@@ -25,7 +25,8 @@ settings.load_profile("menteur")
 # shares. Every other file runs whole on one worker, in order, so a file's fixtures are built
 # once (test_races' dynalite and prepared games, test_build's artifact). A scheduler of our own
 # rather than --dist loadgroup: under pytest 9.2 xdist_group marks are silently ignored
-# (pytest-xdist issue #1386).
+# (pytest-xdist issue #1386). It overrides a private method of xdist's, so pyproject.toml
+# holds pytest-xdist to the major version it was written for.
 SPREAD = frozenset({"tests/integration/test_scale.py"})
 
 

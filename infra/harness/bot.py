@@ -14,6 +14,7 @@ the way Telegram delivers them.
 from __future__ import annotations
 
 import contextlib
+import functools
 import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -261,6 +262,14 @@ class Table(Chats):
         return self.rt.store.load(chat)
 
 
+@functools.cache
+def _sessions() -> boto3.Session:
+    """One boto3 session for every moto client of the run. moto drops boto3's default session
+    each time a mock starts, and a new session reads botocore's endpoint and service files
+    again; moto's state is its own, so each test still gets an empty DynamoDB."""
+    return boto3.Session()
+
+
 @contextmanager
 def running_bot(
     seed: int = 7, dynamodb: Any = None, log_level: str = "INFO", flood_limit: int | None = None
@@ -275,7 +284,7 @@ def running_bot(
             from moto import mock_aws  # noqa: PLC0415 - what drives a bot on dynalite needs none
 
             stack.enter_context(mock_aws())
-            dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+            dynamodb = _sessions().client("dynamodb", region_name="us-east-1")
         create_table(dynamodb, "menteur-test")
         settings = Settings(
             table_name="menteur-test",

@@ -30,10 +30,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
+from urllib.parse import urlsplit
 
-import httpx
 import telegram
-from telegram.request import HTTPXRequest
+from telegram.request import BaseRequest, RequestData
 
 from engine import Game, cards_in
 from handlers import webhook
@@ -181,23 +181,40 @@ def held(game: Game, player: int) -> set[int]:
 # --- Telegram in the same process ----------------------------------------------------------------
 
 
-class InProcess(httpx.AsyncBaseTransport):
-    """An httpx transport that hands each request to the fake Telegram's `serve`, which
-    answers it exactly as its HTTP server would: python-telegram-bot builds and parses the
-    same requests, the fake records and fails them the same way; only the socket is gone."""
+class InProcess(BaseRequest):
+    """python-telegram-bot's HTTP client, replaced by a call to the fake Telegram's
+    `serve_form` in this process: python-telegram-bot builds the same requests (the form
+    fields it would post) and parses the same answers, the fake records and fails them the
+    same way; only the socket, the HTTP client and the form's encoding are gone."""
 
     def __init__(self, tg: FakeTelegram) -> None:
         self.tg = tg
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        body = await request.aread()
-        content_type = request.headers.get("content-type", "")
-        status, payload, answer_type, wait = self.tg.serve(
-            request.url.path, request.url.query.decode(), content_type, body
-        )
+    @property
+    def read_timeout(self) -> float | None:
+        return None
+
+    async def initialize(self) -> None:
+        pass
+
+    async def shutdown(self) -> None:
+        pass
+
+    async def do_request(
+        self,
+        url: str,
+        method: str,
+        request_data: RequestData | None = None,
+        *_timeouts: Any,  # nothing here waits on a network
+        **_timeouts_by_name: Any,
+    ) -> tuple[int, bytes]:
+        if request_data is not None and request_data.contains_files:
+            raise NotImplementedError("no upload in process: use Stack(sockets=True)")
+        fields = request_data.json_parameters if request_data is not None else {}
+        status, payload, _, wait = self.tg.serve_form(urlsplit(url).path, fields)
         if wait > 0:
             await asyncio.sleep(wait)  # a fault that answers late (Fault.after)
-        return httpx.Response(status, content=payload, headers={"content-type": answer_type})
+        return status, payload
 
 
 # --- the stack -----------------------------------------------------------------------------------
@@ -287,7 +304,7 @@ class Stack(Chats):
         store = HookedStore(inner)
         bot = None
         if not self.sockets:
-            request = HTTPXRequest(httpx_kwargs={"transport": InProcess(self.tg)})
+            request = InProcess(self.tg)
             bot = telegram.Bot(
                 TOKEN, base_url=self.tg.base_url, request=request, get_updates_request=request
             )

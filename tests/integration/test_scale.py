@@ -8,16 +8,16 @@ final play's message). The store is the in-memory `MemoryStore` (same conditiona
 DynamoDB; the games run one update at a time, so no race is at stake here: test_races.py runs
 those on dynalite). Nobody waits for the wall clock: the containers' clock is set by the test.
 The bot reaches the fake Telegram in process (`Stack(sockets=False)`): a game makes a few
-thousand Bot API requests, and over loopback HTTP the sockets and the server's threads cost as
-much CPU as the bot itself; every other test of the bot goes over real HTTP.
+thousand Bot API requests, and over loopback HTTP the sockets, the HTTP client and the server's
+threads cost as much CPU as the bot itself; every other test of the bot goes over real HTTP.
 
 The games are dealt out in shares, each a test of its own (`slow`), which pytest-xdist hands to
-whichever worker is free: 20 shares of 10 games through the bot (about 5 s of CPU each), 40 of
-250 games through the engine (about 2 s each), and 10 shares of 20 games through the bot in
-which people stop answering (`infra.harness.stalling`, R20; about 3 s each), on a simulated
-clock with SQS's delays. Seeds go round the shares, so each share has every table size from 2
-to 8; in each share, the first game's deciders always leave a final play to the timer, so every
-share also ends a game at the 45th second (and the first stalling game, for want of people).
+whichever worker is free: 20 shares of 10 games through the bot, 40 of 250 games through the engine,
+and 10 shares of 20 games through the bot in which people stop answering (`infra.harness.stalling`,
+R20), on a simulated clock with SQS's delays (docs/performance.md says what each kind of share
+costs). Seeds go round the shares, so each share has every table size from 2 to 8; in each share,
+the first game's deciders always leave a final play to the timer, so every share also ends a game at
+the 45th second (and the first stalling game, for want of people).
 These are the suite's longest tests on purpose: these are the sizes the proof asks for.
 `MENTEUR_STACK_GAMES`, `MENTEUR_ENGINE_GAMES` and `MENTEUR_STALLING_GAMES` set smaller runs
 while working on the code (never in CI), and `-m "not slow"` leaves them out.
@@ -55,7 +55,7 @@ from infra.harness import GROUP, Person, people
 from infra.harness.screens import button, shown_cards
 from infra.harness.stack import Container, Stack, held, open_game, select
 from infra.harness.stalling import play_stalling_games
-from tests.unit.test_properties import check_invariants, play_out
+from tests.unit.test_properties import check_invariants, may_move, play_out
 
 STACK_GAMES = int(os.environ.get("MENTEUR_STACK_GAMES", "200"))
 ENGINE_GAMES = int(os.environ.get("MENTEUR_ENGINE_GAMES", "10000"))
@@ -142,7 +142,7 @@ class Table:
 
     def choose(self, game: Game, now: float, idle: int | None) -> Move | None:
         for player in self.rng.sample(game.ids, len(game.ids)):
-            if player != idle:
+            if player != idle and may_move(game, player, now):
                 move = strategy.choose(view(game, player, now), self.rng)
                 if move is not None:
                     return move

@@ -53,6 +53,21 @@ def test_every_press_round_trips_within_64_bytes(press: Press) -> None:
     assert decode(data) == press
 
 
+@given(presses(), st.data())
+def test_a_number_given_a_leading_zero_is_refused_wherever_it_stands(
+    press: Press, data: st.DataObject
+) -> None:
+    """Each press has one spelling: a zero put before any of its numbers (or its chat's minus
+    sign) makes data that is refused."""
+    spelled = encode(press)
+    starts = [i + 1 for i, c in enumerate(spelled) if c in "._" or (c == "-" and i == 2)]
+    if press.shout:  # the play Liar! targets: after the last ".", the rank and "x"
+        starts.append(spelled.rindex(".") + 3)
+    at = data.draw(st.sampled_from(starts))
+    with pytest.raises(BadCallback):
+        decode(spelled[:at] + "0" + spelled[at:])
+
+
 def test_the_longest_button_in_a_forum_topic_fits_64_bytes() -> None:
     """The worst case: a card toggle (the longest kind) in the largest supergroup id, the
     largest topic id, a late game and play, every card selected and held, Liar! shown."""

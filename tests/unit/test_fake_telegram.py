@@ -111,6 +111,27 @@ def test_reply_markup_round_trips_into_the_recorded_params(
     assert sent.reply_markup == keyboard("join:g1", "start:g1")
 
 
+def test_a_form_served_in_process_is_answered_and_recorded_as_over_http(
+    tg: FakeTelegram, bot: telegram.Bot, run: Run
+) -> None:
+    """`serve_form` (a client in this process, no socket) and the HTTP server answer the same
+    fields alike: the same typed parameters recorded, the same message stored and returned."""
+    markup = keyboard("join:g1")
+    run(bot.send_message(GROUP, "over http", reply_markup=markup))
+    fields = {
+        "chat_id": str(GROUP),
+        "text": "in process",
+        "reply_markup": json.dumps(markup.to_dict()),
+    }
+    status, payload, content_type, wait = tg.serve_form(f"/bot{TOKEN}/sendMessage", fields)
+    assert (status, content_type, wait) == (200, "application/json", 0.0)
+    over_http, in_process = tg.calls("sendMessage")
+    assert in_process.params == {**over_http.params, "text": "in process"}
+    answer = json.loads(payload)["result"]
+    assert answer["message_id"] == 2 and answer["reply_markup"] == markup.to_dict()
+    assert tg.messages_to(GROUP) == ["over http", "in process"]
+
+
 def test_telegram_limits_that_ptb_does_not_check(bot: telegram.Bot, run: Run) -> None:
     # PTB strips "Bad Request: " and str.capitalize()s the rest, lowercasing it.
     with pytest.raises(BadRequest, match="Button_data_invalid"):
