@@ -8,15 +8,16 @@ player did (`stats`, `boldest`), which would tell hidden lies before.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from engine.cards import Mask, count
 from engine.legal import can
 from engine.moves import LetItStand, Shout, VoteEnd
-from engine.records import record
 from engine.state import BULLETS, Game, Phase
 from engine.tally import CAUGHT, LIES, PICKED_UP, PLAYS, RIGHT, boldest_bluff, counter
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class SeatView:
     """One seat as the whole table sees it: who, how many cards, bullets left, forfeited."""
 
@@ -29,7 +30,7 @@ class SeatView:
     voted: bool  # voted to end the game
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class CallView:
     """The most recent play, while it can still be challenged: 'Called: count × rank'."""
 
@@ -40,7 +41,7 @@ class CallView:
     final: bool
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class SeatStats:
     """What one player did in the game, for the reveal at its end (R16: nothing more is kept).
     `plays` counts the table's plays for them (R20); `picked_up` the cards taken into the hand
@@ -55,7 +56,7 @@ class SeatStats:
     picked_up: int
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Bluff:
     """The boldest bluff that stood: `count` cards called as `rank` by `player`, a lie never
     challenged (the earliest of the boldest)."""
@@ -65,7 +66,7 @@ class Bluff:
     rank: int
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class View:
     """A table as one viewer may see it (see `view`): made afresh for every screen.
 

@@ -12,19 +12,21 @@ Here: the moves of a game and what the timer does; `handlers.lobby` has the acts
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from engine import (
+    Event,
     Expire,
     Game,
     MenteurError,
     Move,
     Phase,
     Stop,
+    StopReason,
     apply,
     settle,
 )
-from engine.events import Event, Stopped, StopReason
-from engine.records import record
+from engine import events as ev
 from handlers import delivery, metrics, render, timing
 from handlers.callbacks import Place
 from handlers.outcomes import Decision, Reason, Result, Why
@@ -58,7 +60,7 @@ def opener_of_open_game(record: Record, by: int) -> bool:
     return game is not None and game.phase is not Phase.OVER and by == game.opener
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Refuse:
     """A command the bot will not take from this sender, whatever the game: one line why."""
 
@@ -71,7 +73,7 @@ class Refuse:
         return refused(t(self.lang or record.lang, self.key), self.reason, self.reply_to)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class PlayerMove:
     """A player's move, judged by the engine after what the clock has decided (`settle`).
 
@@ -116,7 +118,7 @@ def deep_link(bot_username: str, what: str, place: Place) -> str:
     return f"https://t.me/{bot_username}?start={what}{where}"
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Hand:
     """/hand: the player's hand again, as a new private message. Asked in the group, one line
     there says so; or, when the player's private chat refused the bot, it offers a button that
@@ -149,7 +151,7 @@ class Hand:
         return Decision(extra=extra, result=Result.RESENT)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class TableAgain:
     """/table: the table again, as a new message at the bottom of the group."""
 
@@ -161,7 +163,7 @@ class TableAgain:
         return Decision(table_again=True, result=Result.RESENT)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Say:
     """A fixed text from the catalogue, in the group's language (/rules, /help)."""
 
@@ -172,7 +174,7 @@ class Say:
         return Decision(extra=[reply(self.reply_to, t(record.lang, self.key))])
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Tick:
     """The timer's look at a game: every deadline passed (`settle`: R14's 45 seconds, R20's
     clock, R18's vote), or else a computer player's move or an idle end; R20's reminder; a
@@ -188,7 +190,9 @@ class Tick:
         mark = record.due  # the moment the timer was set for
         decision = self._decide(record, now)
         # An idle end waits for the minute's sweep by design: its lateness says nothing.
-        idle = any(isinstance(e, Stopped) and e.reason is StopReason.IDLE for e in decision.events)
+        idle = any(
+            isinstance(e, ev.Stopped) and e.reason is StopReason.IDLE for e in decision.events
+        )
         acted = decision.result is not Result.NOTHING_DUE
         if acted and not idle and mark is not None and now >= mark:
             metrics.put("TimerLateness", now - mark)
@@ -261,7 +265,7 @@ class Tick:
         return [Send(player, Screen(block(lang, lines)))]
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Abandon:
     """The group no longer takes the bot's messages (it removed the bot, or took its right to
     send), or the game's forum topic was closed or deleted: the game ends at once, without a
@@ -283,7 +287,7 @@ class Abandon:
         return Decision(write=True, events=events, silent=True)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Redraw:
     """After a group became a supergroup, every button still names the old chat: draw the
     table and every hand again for the new one."""

@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
-
-from engine.records import record
 
 MAX_BYTES = 64
 NO_RANK = -1
@@ -50,7 +49,7 @@ class BadCallback(ValueError):
     """The data is not one this bot wrote: tampered, truncated or from another bot."""
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Press:
     kind: Kind
     chat: int
@@ -64,7 +63,7 @@ class Press:
     play: int = 0  # ...which targets this play (`number` is the moment, for Play)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Place:
     """Where a game's buttons lead: its group chat, its forum topic (if it is played in one),
     and the game's id. Every button a screen draws for the game names all three."""

@@ -7,9 +7,10 @@ private hands the move changed are edited. Sending them is `handlers.telegram_io
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from engine import Game, Phase
 from engine import events as ev
-from engine.records import replace
 from handlers import moments, outbox, render
 from handlers.outbox import Parcel
 from handlers.outcomes import Decision, Result

@@ -8,10 +8,12 @@ which the table is meant to see. A private hand shows its owner's cards and nobo
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from engine import (
     BULLETS,
     CLOCK_CHOICES,
+    MAX_PLAY,
     MAX_PLAYERS,
     MIN_PLAYERS,
     RANKS,
@@ -25,8 +27,6 @@ from engine import (
     count,
     view,
 )
-from engine.records import replace
-from engine.state import MAX_PLAY
 from handlers import names
 from handlers.callbacks import NO_RANK, Kind, Place, Press, encode, toggles
 from handlers.screens import Button, Keyboard, Screen, time_of_day, timed

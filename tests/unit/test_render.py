@@ -8,6 +8,7 @@ import json
 import random
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from importlib.resources import files
 from pathlib import Path
 from string import Formatter
@@ -45,7 +46,6 @@ from engine import (
 )
 from engine import events as ev
 from engine.moves import Expire, Move
-from engine.records import replace
 from handlers import moments, names, render, text
 from handlers.callbacks import MAX_BYTES, NO_RANK, Kind, Place, Press, decode
 from handlers.screens import Screen
