@@ -37,7 +37,6 @@ from engine.moves import (
     Shout,
     Start,
     Stop,
-    Timeout,
     VoteEnd,
 )
 from engine.state import (
@@ -89,7 +88,6 @@ __all__ = [
     "Start",
     "Stop",
     "StopReason",
-    "Timeout",
     "View",
     "VoteEnd",
     "apply",

@@ -29,7 +29,6 @@ from engine.moves import (
     Shout,
     Start,
     Stop,
-    Timeout,
     VoteEnd,
 )
 from engine.state import (
@@ -65,12 +64,8 @@ def apply(game: Game, move: Move, now: float) -> tuple[Game, list[ev.Event]]:
     """The state after `move` at time `now`, and what happened. Raises if refused.
 
     Equal to `settle(game, now)` and then the move, its events after the clock's: a move is
-    judged against the table as the clock left it, whoever forgot to settle. `Timeout` alone is
-    judged as the game stands, since settling is what it does.
+    judged against the table as the clock left it, whoever forgot to settle.
     """
-    if type(move) is Timeout:
-        verify(game, move, now)
-        return settle(game, now)
     deadline = game.deadline
     if (deadline is not None and now >= deadline) or game.out:  # `settle` has work
         game, out = settle(game, now)

@@ -65,16 +65,6 @@ class LetItStand:
 
 
 @dataclass(frozen=True, slots=True)
-class Timeout:
-    """R14: 45 seconds passed after final play number `play`; the table lets it stand.
-
-    The clock's own move, and the only one `apply` judges before settling: applied, it is
-    `settle` (which the bot's timer calls directly, for R20's clock too)."""
-
-    play: int
-
-
-@dataclass(frozen=True, slots=True)
 class Stop:
     """R18. `admin` is the caller's word that `player` administers the group chat."""
 
@@ -116,16 +106,5 @@ class VoteEnd:
 
 
 Move = (
-    Join
-    | Leave
-    | Start
-    | Play
-    | Shout
-    | LetItStand
-    | Timeout
-    | Stop
-    | Expire
-    | Forfeit
-    | SetClock
-    | VoteEnd
+    Join | Leave | Start | Play | Shout | LetItStand | Stop | Expire | Forfeit | SetClock | VoteEnd
 )

@@ -28,7 +28,6 @@ from engine import (
     Shout,
     Start,
     Stop,
-    Timeout,
     VoteEnd,
     apply,
     count,
@@ -127,14 +126,10 @@ def outcome(game: Game, move: Move, now: float) -> tuple[Game, list[ev.Event]] |
 
 
 def check_apply_is_settle_then_move(game: Game, move: Move, now: float) -> None:
-    """`apply(g, m, t)` is `apply(settle(g, t)[0], m, t)`, the clock's events first; or, for
-    `Timeout` (the clock's own move, judged before settling), `settle` itself."""
+    """`apply(g, m, t)` is `apply(settle(g, t)[0], m, t)`, the clock's events first."""
     settled, clock_events = settle(game, now)
     assert settle(settled, now) == (settled, []), "once settled, nothing more is due"
     direct = outcome(game, move, now)
-    if isinstance(move, Timeout):
-        assert isinstance(direct, Code) or direct == (settled, clock_events)
-        return
     after = outcome(settled, move, now)
     if isinstance(after, Code):
         assert direct == after
@@ -267,7 +262,6 @@ class MenteurMachine(RuleBasedStateMachine):
                 st.builds(Play, players, own_cards, st.none() | moments),
                 st.builds(Shout, players, plays),
                 st.builds(LetItStand, players, plays),
-                st.builds(Timeout, plays),
                 st.builds(Forfeit, players),
                 # Rarely a stopper: a stopped table has nothing left to test.
                 st.builds(

@@ -33,7 +33,6 @@ from engine import (
     Shout,
     Start,
     Stop,
-    Timeout,
     VoteEnd,
     apply,
     card_name,
@@ -936,14 +935,20 @@ def two_left() -> Game:
     ("game", "move", "how"),
     [
         (final_play(), LetItStand(2, 1), "Bob let it stand."),
-        (final_play(), Timeout(1), "No decision within 45 seconds: the table let it stand."),
+        (final_play(), None, "No decision within 45 seconds: the table let it stand."),
         (final_play(), Shout(3, 1), "A challenge showed the final play was true."),
         (apply(two_left(), Forfeit(2), T0)[0], Forfeit(3), "Every other player left the game."),
     ],
 )
-def test_the_end_says_who_won_how_and_the_final_ranking(game: Game, move: Move, how: str) -> None:
-    now = T0 + (DECISION_SECONDS if isinstance(move, Timeout) else 1)
-    game, events = apply(game, move, now)
+def test_the_end_says_who_won_how_and_the_final_ranking(
+    game: Game, move: Move | None, how: str
+) -> None:
+    if move is None:  # R14: no decision; the timer settles the game at the deadline
+        now = T0 + DECISION_SECONDS
+        game, events = settle(game, now)
+    else:
+        now = T0 + 1
+        game, events = apply(game, move, now)
     end = moments.moments(events, game, PLACE, "en", now)[-1]
     assert game.winner is not None
     winner = game.names[game.winner]
