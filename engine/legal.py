@@ -82,13 +82,13 @@ def verify(game: Game, move: Move, now: float) -> None:
                 raise IllegalMove(Code.NOT_ENOUGH_PLAYERS)
             if all(p < 0 for p in game.ids):  # computer players alone: see Join
                 raise IllegalMove(Code.NO_PERSON_SEATED)
-        case Play(player, cards, moment):
+        case Play(player, cards, turns):
             if cards <= 0 or cards & ~FULL_DECK:
                 raise InvalidMove(Code.BAD_CARDS)
             if not 1 <= count(cards) <= MAX_PLAY:
                 raise InvalidMove(Code.CARD_COUNT)
             seat = _running_seat(game, player)
-            if moment is not None and moment != game.moment:
+            if turns is not None and turns != game.turns:
                 raise IllegalMove(Code.STALE)
             if game.phase is Phase.DECIDE:
                 # R13: after a final play the next player can no longer play.

@@ -3,7 +3,7 @@
 Players are named by an int id: the bot uses Telegram user ids for people, and negative ids for
 computer players (a game needs a person: see `Join`, R20). Moves that answer a button carry what
 the button was drawn for, so a button from an earlier turn is recognised and refused: a `Play`
-its moment (`View.moment`), a shout or a decision the play it targets (R10).
+the turn it was drawn at (`View.turns`), a shout or a decision the play it targets (R10).
 """
 
 from __future__ import annotations
@@ -40,12 +40,12 @@ class Start:
 
 @dataclass(frozen=True, slots=True)
 class Play:
-    """R6. `moment`, when given, is the moment the button was drawn at (`View.moment`): a play
-    drawn for any other moment is refused as stale, however little else changed."""
+    """R6. `turns`, when given, is the game's turn count the button was drawn at (`View.turns`):
+    a play drawn for any other turn is refused as stale, however little else changed."""
 
     player: int
     cards: Mask
-    moment: int | None = None
+    turns: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -76,7 +76,9 @@ class Game:
     # needed (R18, `UNTIMED_TURN`). None otherwise, and once that moment has passed.
     deadline: float | None = None
     winner: int | None = None  # None until the game is over, and after it when stopped
-    moment: int = 0  # changes whenever the awaited player, the expected rank or the phase does
+    # Turns begun so far (RULES.md): a new one whenever the awaited player, the expected rank or
+    # the phase changes. Not `turn`, the seat awaited.
+    turns: int = 0
     clock: int = 0  # R20: seconds a person has to play, 0 for none (`open_table` gives 90)
     ran_out: int = 0  # R20: the seats whose clock ran out on their latest turn, as bits
     votes: int = 0  # the seats that voted to end the game, as bits

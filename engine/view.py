@@ -92,7 +92,7 @@ class View:
     can_shout: bool
     can_let_stand: bool
     shout_open: bool  # somebody at the table may shout now: the group shows Liar!
-    moment: int  # what a Play button names (`Play.moment`); a Liar! names `plays`
+    turns: int  # what a Play button names (`Play.turns`); a Liar! names `plays`
     clock: int  # R20: the seconds a person has to play, 0 for none; a reminder is the bot's
     votes: int  # votes to end the game that count now (the awaited player's does not)...
     votes_needed: int  # ...of these: it ends when they are equal; 0 when no vote can end it
@@ -155,7 +155,7 @@ def view(game: Game, player: int | None, now: float) -> View:
         can_shout=player is not None and can(game, Shout(player, game.plays), now),
         can_let_stand=player is not None and can(game, LetItStand(player, game.plays), now),
         shout_open=any(can(game, Shout(p, game.plays), now) for p in shooters),
-        moment=game.moment,
+        turns=game.turns,
         clock=game.clock,
         votes=(game.votes & voters).bit_count(),
         votes_needed=voters.bit_count(),

@@ -201,7 +201,7 @@ class Tick:
     def _decide(self, record: Record, now: float) -> Decision:
         game: Game | None = record.game
         owed = record.owed is not None and now >= record.owed
-        remind = timing.reminder_due(record)  # the stored moment's, before the clock moves it
+        remind = timing.reminder_due(record)  # the stored turn's, before the clock moves it
         events: list[Event] = []
         settled = False
         if game is not None and game.phase is not Phase.OVER:
@@ -219,7 +219,7 @@ class Tick:
                     record.game = game
         reminded = game is not None and not settled and not events
         reminded = reminded and remind is not None and now >= remind
-        # Only when nothing else happened: the moment is then the one whose reminder is due.
+        # Only when nothing else happened: the turn is then the one whose reminder is due.
         reminder = self._remind(record, game, now) if reminded and game is not None else []
         if owed:
             # Screens Telegram made wait: the table, drawn from the game as it is now, once
@@ -243,7 +243,7 @@ class Tick:
             redraw = bool(events) or (game is not None and game.votes != 0)
             return Decision(write=True, events=events, redraw=redraw)
         if reminded:
-            # Written with the moment reminded of, so that a timer fired again (or twice at
+            # Written with the turn reminded of, so that a timer fired again (or twice at
             # once: one write wins) sends no second one; no screen changes.
             return Decision(write=True, extra=reminder, redraw=False, result=Result.REMINDED)
         return Decision(result=Result.NOTHING_DUE)
@@ -252,7 +252,7 @@ class Tick:
     def _remind(record: Record, game: Game, now: float) -> list[Request]:
         """R20: one private message to the person awaited to play when a third of their clock is
         left, in their language (none to a private chat that refuses the bot)."""
-        record.reminded = game.moment
+        record.reminded = game.turns
         player = game.awaited
         if player is None or player < 0 or player in record.unreachable:
             return []

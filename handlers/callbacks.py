@@ -5,8 +5,8 @@
 `chat` is the group the game is played in (private hand buttons need it), `topic` its forum topic
 when it is played in one (a `message_thread_id`: a message id, below 2**31, so 6 digits at most,
 and 7 bytes with its separator), `game` the game's id (a button from another game is refused;
-see `GAME_IDS`), `number` what the button was drawn for: the game's moment for Play and a card
-toggle (`View.moment`), the play targeted for Liar! and Let it stand (R10); a button from an
+see `GAME_IDS`), `number` what the button was drawn for: the game's turn for Play and a card
+toggle (`View.turns`), the play targeted for Liar! and Let it stand (R10); a button from an
 earlier turn is refused. A card toggle carries what is
 needed to redraw the hand without reading the game: the selection, the hand, the rank to call
 ("-" when it is not the player's turn) and, when the hand shows Liar!, "x" and the play it
@@ -60,7 +60,7 @@ class Press:
     rank: int = NO_RANK
     shout: bool = False  # a toggle redraws the hand's Liar! button too...
     topic: int | None = None  # the forum topic of the game, if it is played in one
-    play: int = 0  # ...which targets this play (`number` is the moment, for Play)
+    play: int = 0  # ...which targets this play (`number` is the turn, for Play)
 
 
 @dataclass(frozen=True, slots=True)

@@ -220,7 +220,7 @@ def open_game(record: Record, opener: int, game_id: int, clock: int, now: float)
         {} if last is None else {p: n for p, n in zip(last.ids, last.names, strict=True) if p > 0}
     )
     record.game = open_table(opener, now, clock=clock)
-    record.reminded = None  # moments count from 0 again
+    record.reminded = None  # turns count from 0 again
     ids = GAME_IDS
     record.game_id = (
         game_id if game_id != record.game_id else ids.start + (game_id - ids.start + 1) % len(ids)

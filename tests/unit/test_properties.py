@@ -189,7 +189,7 @@ class MenteurMachine(RuleBasedStateMachine):
             original.rank,
             original.phase,
         )
-        assert after.moment > original.moment if moved else after.moment >= original.moment
+        assert after.turns > original.turns if moved else after.turns >= original.turns
         self.game = after
 
     @rule(wait=st.floats(0, 60) | st.floats(0, 400))
@@ -251,7 +251,7 @@ class MenteurMachine(RuleBasedStateMachine):
     def anyone_tries_anything(self, data: st.DataObject) -> None:
         players = st.sampled_from((*self.game.ids, OUTSIDER))
         plays = st.integers(max(0, self.game.plays - 1), self.game.plays + 1)
-        moments = st.integers(max(0, self.game.moment - 1), self.game.moment + 1)
+        turns = st.integers(max(0, self.game.turns - 1), self.game.turns + 1)
         turn = self.game.turn
         hand = 0 if turn is None else self.game.hands[turn]
         own_cards = st.sets(st.sampled_from(range(52)), max_size=5).map(
@@ -259,7 +259,7 @@ class MenteurMachine(RuleBasedStateMachine):
         )
         move = data.draw(
             st.one_of(
-                st.builds(Play, players, own_cards, st.none() | moments),
+                st.builds(Play, players, own_cards, st.none() | turns),
                 st.builds(Shout, players, plays),
                 st.builds(LetItStand, players, plays),
                 st.builds(Forfeit, players),

@@ -777,11 +777,11 @@ def test_the_next_player_can_shout_liar_from_their_hand_and_only_they() -> None:
     assert plain(t("en", "hand_wait", liar="Liar!")) in lines_of(other)
 
 
-def test_the_hands_play_names_the_moment_and_its_liar_the_play() -> None:
+def test_the_hands_play_names_the_turn_and_its_liar_the_play() -> None:
     # Chloé forfeits: the turn passes to Driss on the same rank, Bob's play still open. The
-    # moment moved on (a Play drawn for Chloé's turn is stale); the play Liar! targets did not.
+    # turn moved on (a Play drawn for Chloé's turn is stale); the play Liar! targets did not.
     game, _ = apply(lie_on_the_pile(), Forfeit(3), T0)
-    assert (game.plays, game.moment) == (2, 3)
+    assert (game.plays, game.turns) == (2, 3)
     screen = render.hand(game, 4, PLACE, "en", T0, selection=cards("7♠"))
     pressed = dict(buttons(screen))
     assert pressed["Play 1 × 10"] == Press(Kind.PLAY, CHAT, GAME_ID, 3, cards=cards("7♠"))

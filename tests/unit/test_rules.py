@@ -568,10 +568,10 @@ def test_i4_exactly_one_thing_is_awaited() -> None:
     assert apply(decided, LetItStand(2, 1), T0)[0].awaited is None
 
 
-def test_moves_arriving_with_a_stale_moment_or_play_number_are_refused() -> None:
+def test_moves_arriving_with_a_stale_turn_or_play_number_are_refused() -> None:
     game = table("A♠ 2♠", "3♠ 4♠")
-    game, _ = apply(game, Play(1, cards("A♠"), moment=0), T0)
-    game, _ = apply(game, Play(2, cards("3♠"), moment=1), T0)
-    assert refused(game, Play(1, cards("2♠"), moment=0)).code is Code.STALE
+    game, _ = apply(game, Play(1, cards("A♠"), turns=0), T0)
+    game, _ = apply(game, Play(2, cards("3♠"), turns=1), T0)
+    assert refused(game, Play(1, cards("2♠"), turns=0)).code is Code.STALE
     assert refused(game, Shout(1, 3)).code is Code.STALE
-    assert isinstance(refused(game, Play(1, cards("2♠"), moment=0)), IllegalMove)
+    assert isinstance(refused(game, Play(1, cards("2♠"), turns=0)), IllegalMove)
