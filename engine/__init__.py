@@ -8,7 +8,7 @@ view(game, ann, now)             # what Ann may see; never anyone else's cards
 encode(game) / decode(value)     # the stored form
 """
 
-from engine import events
+from engine import events, strategy
 from engine.cards import (
     RANKS,
     SUITS,
@@ -103,6 +103,7 @@ __all__ = [
     "parse_card",
     "rank_of",
     "settle",
+    "strategy",
     "suit_of",
     "verify",
     "view",
