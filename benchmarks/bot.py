@@ -37,9 +37,9 @@ from handlers.dynamo import DynamoStore  # noqa: E402
 from handlers.screens import Request  # noqa: E402
 from handlers.store import Record  # noqa: E402
 from infra.dynalite import Dynalite  # noqa: E402
-from tests.support import GROUP, Person, people  # noqa: E402
-from tests.support.bot import Table, running_bot  # noqa: E402
-from tests.support.screens import card_buttons  # noqa: E402
+from infra.harness import GROUP, Person, people  # noqa: E402
+from infra.harness.bot import Table, running_bot  # noqa: E402
+from infra.harness.screens import card_buttons  # noqa: E402
 
 SECONDS_PER_ACTION = 1.0  # the fastest table: someone acts every second, no one hesitates
 

@@ -9,7 +9,7 @@ mark of a final play, measured the same way (the delay each SQS message is set f
 time from the mark to the move in simulated time).
 
 Then `--games` whole games through the webhook in which people stop answering at random
-(`tests.support.stalling`: SQS's delays modelled as up to a second late, the sweep once a
+(`infra.harness.stalling`: SQS's delays modelled as up to a second late, the sweep once a
 minute): how each ended, and how long anyone awaited was waited for past their clock.
 """
 
@@ -27,11 +27,10 @@ from typing import Any
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from engine import Phase  # noqa: E402
-from handlers import timer  # noqa: E402
 from handlers.runtime import SqsTimers  # noqa: E402
-from tests.support import GROUP, by_id, people  # noqa: E402
-from tests.support.bot import Table, open_and_start, running_bot  # noqa: E402
-from tests.support.stalling import CLOCK, play_stalling_games  # noqa: E402
+from infra.harness import by_id, people  # noqa: E402
+from infra.harness.bot import Table, open_and_start, running_bot  # noqa: E402
+from infra.harness.stalling import CLOCK, play_stalling_games  # noqa: E402
 
 
 class Delays:
@@ -45,8 +44,7 @@ class Delays:
 
 
 def fire(table: Table, at: float) -> None:
-    body = json.dumps({"chat": GROUP, "at": at})
-    timer.handle({"Records": [{"messageId": "m", "body": body}]}, table.rt)
+    table.fire(at)
 
 
 def one_silent_person() -> None:

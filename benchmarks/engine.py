@@ -43,9 +43,9 @@ from engine import (  # noqa: E402
 )
 from handlers.text import SUPPORTED  # noqa: E402
 from infra.fake_telegram import StoredMessage  # noqa: E402
-from tests.support import GROUP, T0, Person  # noqa: E402
-from tests.support.items import dynamodb, game_items, item_size  # noqa: E402
-from tests.support.updates import Updates  # noqa: E402
+from infra.harness import GROUP, T0, Person  # noqa: E402
+from infra.harness.items import dynamodb, game_items, item_size  # noqa: E402
+from infra.harness.updates import Updates  # noqa: E402
 
 # A press of Liar! on a table message, as Telegram delivers it.
 CALLBACK_UPDATE = Updates(first=912345678).press(

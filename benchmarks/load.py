@@ -75,11 +75,12 @@ from handlers.store import Record  # noqa: E402
 from handlers.webhook import SECRET_HEADER  # noqa: E402
 from infra.dynalite import Dynalite  # noqa: E402
 from infra.fake_telegram import FakeTelegram, StoredMessage  # noqa: E402
+from infra.harness import SECRET, TOKEN, Person, people  # noqa: E402
+from infra.harness.bot import sweep  # noqa: E402
+from infra.harness.screens import button, buttons, card_buttons, selected, shown_cards  # noqa: E402
+from infra.harness.stack import TABLE  # noqa: E402
+from infra.harness.updates import Updates  # noqa: E402
 from infra.table import create_table  # noqa: E402
-from tests.support import SECRET, TOKEN, Person, people  # noqa: E402
-from tests.support.screens import button, buttons, card_buttons, selected, shown_cards  # noqa: E402
-from tests.support.stack import TABLE  # noqa: E402
-from tests.support.updates import Updates  # noqa: E402
 
 T = TypeVar("T")
 PLAYERS = 8
@@ -173,7 +174,6 @@ def sweeper(env: dict[str, str], api_base_url: str, ready: Any, stop: Any, done:
     """The timer function: the scheduled sweep, every second, until `stop` is set; then its
     outcomes go to `done`."""
     os.environ.update(env)
-    from handlers import timer  # noqa: PLC0415 - imported in the timer's process
     from handlers.config import Settings  # noqa: PLC0415
     from handlers.runtime import Runtime  # noqa: PLC0415
 
@@ -197,7 +197,7 @@ def sweeper(env: dict[str, str], api_base_url: str, ready: Any, stop: Any, done:
     ready.put(0)
     while not stop.is_set():
         started = time.monotonic()
-        timer.handle({"source": "aws.events"}, rt)
+        sweep(rt, time.time())
         stop.wait(max(0.0, 1.0 - (time.monotonic() - started)))
     done.put(dict(outcomes))
 

@@ -27,10 +27,10 @@ from engine import (
     settle,
 )
 from engine import events as ev
-from handlers import delivery, metrics, render, timing
-from handlers.callbacks import Place
-from handlers.outcomes import Decision, Reason, Result, Why
-from handlers.screens import Button, Keyboard, Request, Screen, Send
+from handlers import metrics, plan, render, timing
+from handlers.callbacks import Place, Press
+from handlers.outcomes import Decision, Reason, Recordless, Result, Why
+from handlers.screens import Button, EditButtons, Keyboard, Request, Screen, Send
 from handlers.store import Record
 from handlers.text import block, t, tn
 
@@ -138,7 +138,7 @@ class Hand:
             return refused(t(lang, "old_game"), Why.OLD_GAME, self.reply_to)
         if game is None or game.phase in (Phase.LOBBY, Phase.OVER) or self.user not in game.ids:
             return refused(t(lang, "not_playing"), Why.NOT_PLAYING, self.reply_to)
-        screen = delivery.hand_screen(record, game, self.user, now)
+        screen = plan.hand_screen(record, game, self.user, now)
         extra: list[Request] = [Send(self.user, screen, f"hand:{self.user}")]
         if self.reply_to == self.user:
             pass  # asked in private: the hand is the answer
@@ -175,6 +175,50 @@ class Say:
 
 
 @dataclass(frozen=True, slots=True)
+class Toggle(Recordless):
+    """A card (un)selected: the hand's buttons redrawn from the button's own data (`press`), in
+    the hand's message (`chat`, `message`); nothing read or written."""
+
+    press: Press
+    chat: int
+    message: int
+    lang: str
+
+    def decide(self, record: Record, now: float) -> Decision:
+        keyboard = render.hand_buttons(self.press, self.lang)
+        return Decision(extra=[EditButtons(self.chat, self.message, keyboard)])
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonAnswer(Recordless):
+    """A button answered and nothing else: a refusal (`reason`) decided before any read, or a
+    link to open (Join's, for someone the bot must first be allowed to write to)."""
+
+    text: str | None = None
+    link: str | None = None
+    reason: Reason | None = None
+
+    def decide(self, record: Record, now: float) -> Decision:
+        if self.reason is not None:
+            return Decision(refusal=self.text, result=Result.REFUSED, reason=self.reason)
+        return Decision(answer=self.text, link=self.link)
+
+
+@dataclass(frozen=True, slots=True)
+class PrivateReply(Recordless):
+    """One message into a private chat (`reply_to`), with no record: a fixed text (/help, /rules
+    in private), or a refusal (`reason`) decided before any read."""
+
+    text: str
+    reply_to: int
+    reason: Reason | None = None
+
+    def decide(self, record: Record, now: float) -> Decision:
+        result = Result.APPLIED if self.reason is None else Result.REFUSED
+        return Decision(extra=[reply(self.reply_to, self.text)], result=result, reason=self.reason)
+
+
+@dataclass(frozen=True, slots=True)
 class Tick:
     """The timer's look at a game: every deadline passed (`settle`: R14's 45 seconds, R20's
     clock, R18's vote), or else a computer player's move or an idle end; R20's reminder; a
@@ -187,7 +231,7 @@ class Tick:
     idle_expiry: float
 
     def decide(self, record: Record, now: float) -> Decision:
-        mark = record.due  # the moment the timer was set for
+        mark = record.next_look  # the moment the timer was set for
         decision = self._decide(record, now)
         # An idle end waits for the minute's sweep by design: its lateness says nothing.
         idle = any(
@@ -201,14 +245,15 @@ class Tick:
     def _decide(self, record: Record, now: float) -> Decision:
         game: Game | None = record.game
         owed = record.owed is not None and now >= record.owed
-        remind = timing.reminder_due(record)  # the stored turn's, before the clock moves it
+        remind = timing.reminder_at(record)  # the stored turn's, before the clock moves it
         events: list[Event] = []
         settled = False
         if game is not None and game.phase is not Phase.OVER:
             game, events = settle(game, now)
             settled = game is not record.game
             record.game = game
-            due = timing.game_due(record, self.idle_expiry)  # `record.due` may be a redraw's
+            # The game's own next look: `record.next_look` may be a redraw's.
+            due = timing.game_next_look(record, self.idle_expiry)
             # Nothing after what the clock told: the next look follows it, a few seconds on.
             if not events and game.phase is not Phase.OVER and due is not None and now >= due:
                 move = timing.computer_move(record, game, now)

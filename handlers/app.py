@@ -12,15 +12,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from telegram import (
-    CallbackQuery,
-    ChatMember,
-    ChatMemberRestricted,
-    ChatMemberUpdated,
-    Message,
-    Update,
-    User,
-)
+import telegram
+from telegram import CallbackQuery, ChatMemberUpdated, Message, Update, User
 
 from engine import (
     CLOCK_CHOICES,
@@ -35,12 +28,12 @@ from engine import (
     Stop,
     VoteEnd,
 )
-from handlers import acts, callbacks, lobby, names, questions, render, telegram_io
+from handlers import acts, callbacks, lobby, questions, updates
 from handlers.callbacks import BadCallback, Kind, Place, Press
 from handlers.outcomes import Act, Outcome, Result, Via, Why, ignored
 from handlers.questions import Standing
-from handlers.screens import Answer, EditButtons, Request, Screen, Send
 from handlers.service import Service
+from handlers.store import Store
 from handlers.text import COMMANDS, language_of, t
 
 LOGGER = logging.getLogger("menteur")
@@ -54,13 +47,30 @@ ACTING = frozenset(
 )
 
 
-def display_name(user: User) -> str:
-    """The user's name as their seat keeps it; "" when nothing visible is left of it."""
-    return names.person(user.full_name)
+class _OfService:
+    """An attribute of the router that is its service's: the tests and the local runner swap
+    the clock, the timers, the generators or the bot of a running bot through the router."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, router: MenteurBot, owner: type | None = None) -> Any:
+        return getattr(router.service, self.name)
+
+    def __set__(self, router: MenteurBot, value: Any) -> None:
+        setattr(router.service, self.name, value)
 
 
-class MenteurBot(Service):
-    """Routes updates and timer ticks to acts; the transaction is `Service`'s."""
+class MenteurBot:
+    """Routes updates and timer ticks to acts, which its `service` transacts."""
+
+    store, bot, clock, timers = _OfService(), _OfService(), _OfService(), _OfService()
+    rng, game_ids, sleep, webhook_replies = _OfService(), _OfService(), _OfService(), _OfService()
+    idle_expiry = _OfService()
+
+    def __init__(self, store: Store, bot: telegram.Bot, **options: Any) -> None:
+        """`options`: the service's (`handlers.service.Service`)."""
+        self.service = Service(store, bot, **options)
 
     async def handle(self, data: Any) -> Outcome:
         """One update, as Telegram's JSON. Raises `Busy` when Telegram should send it again."""
@@ -70,7 +80,7 @@ class MenteurBot(Service):
             return ignored(Why.MALFORMED)
         # python-telegram-bot does not check field types: a chat id sent as a string would
         # reach the store as another key.
-        if update is None or not _well_typed(update):
+        if update is None or not updates.well_typed(update):
             return ignored(Why.MALFORMED)
         if update.callback_query is not None:
             return await self._press(update.update_id, update.callback_query)
@@ -80,11 +90,13 @@ class MenteurBot(Service):
         if message is None:
             return ignored(Why.KIND)
         if message.migrate_to_chat_id:
-            return await self.migrate(message.chat.id, message.migrate_to_chat_id)
+            return await self.service.migrate(message.chat.id, message.migrate_to_chat_id)
         if message.forum_topic_closed is not None:
             # Closed by its admins: the game played in the topic ends now (a closed topic
             # refuses the bot's messages; a deleted one is met when sending there).
-            return await self.abandon(message.chat.id, topic_of(message), update.update_id)
+            return await self.service.abandon(
+                message.chat.id, updates.topic_of(message), update.update_id
+            )
         if message.from_user is None or not message.text or not message.text.startswith("/"):
             return ignored(Why.NOT_A_COMMAND, message.chat.id)
         return await self._command(update.update_id, message, message.from_user)
@@ -96,14 +108,14 @@ class MenteurBot(Service):
         `at` is the time the timer was set for, when it was set for one.
         """
         tick = acts.Tick(self.idle_expiry)
-        outcome = await self.transact(chat, None, tick, topic=topic, action="timer")
+        outcome = await self.service.transact(chat, None, tick, topic=topic, action="timer")
         now = self.clock()
-        due = outcome.due
+        due = outcome.next_look
         # Delivered before its second (clocks differ by a little): set it again. A timer set
-        # for an older `due` is stale instead: the one set for the new `due` will come.
+        # for an older look is stale instead: the one set for the new look will come.
         early = outcome.result is Result.NOTHING_DUE and due is not None and due > now
         if early and due is not None and at is not None and abs(due - at) < 0.001:
-            self.schedule(chat, due, now, topic)
+            self.service.schedule(chat, due, now, topic)
         return outcome
 
     # --- the bot's own membership --------------------------------------------------------------
@@ -113,13 +125,13 @@ class MenteurBot(Service):
         group (each forum topic's too) ends at once, and nothing more is sent there."""
         chat = change.chat.id
         member = change.new_chat_member
-        if change.chat.type == "private" or can_send(member):
+        if change.chat.type == "private" or updates.can_send(member):
             return ignored(Why.KIND, chat)  # a private chat blocked, or the bot (re)added
         if member.user.username != await questions.username(self.bot):
             return ignored(Why.MALFORMED, chat)  # Telegram sends only the bot's own here
         outcome = Outcome(Via.REMOVED, Result.NOTHING_DUE, chat=chat, action="removed")
         for topic in [None, *self.store.topics(chat)]:
-            ended = await self.abandon(chat, topic, update_id)
+            ended = await self.service.abandon(chat, topic, update_id)
             if ended.result is Result.APPLIED:
                 outcome.result = Result.APPLIED
             outcome.conflicts += ended.conflicts
@@ -134,17 +146,22 @@ class MenteurBot(Service):
         origin = query.message.chat.id if query.message is not None else None
         try:
             press = callbacks.decode(query.data)
-            if not _from_right_chat(press, origin, user.id, _origin_topic(query)):
+            if not updates.from_right_chat(press, origin, user.id, updates.origin_topic(query)):
                 raise BadCallback("pressed in another chat")
         except BadCallback as e:
             LOGGER.info("refused callback data: %s", e)
-            refusal = Outcome(Via.PRESS, Result.REFUSED, Why.BAD_BUTTON)
-            return await self._answer(refusal, Answer(query.id, t(lang, "bad_button")))
-        act: Act
+            act: Act = acts.ButtonAnswer(t(lang, "bad_button"), reason=Why.BAD_BUTTON)
+            where = user.id if origin is None else origin
+            return await self.service.transact(where, update_id, act, query=query, action="")
         move: Move
         match press.kind:
             case Kind.TOGGLE:
-                return await self._toggle(query, press, lang)
+                message = query.message
+                assert message is not None, "checked by _from_right_chat"
+                act = acts.Toggle(press, message.chat.id, message.message_id, lang)
+                return await self.service.transact(
+                    press.chat, update_id, act, query=query, action="toggle"
+                )
             case Kind.JOIN:
                 return await self._join(update_id, query, press, lang)
             case Kind.AGAIN:
@@ -152,7 +169,7 @@ class MenteurBot(Service):
             case Kind.LANGUAGE:
                 admin = await questions.is_admin(self.bot, press.chat, user.id)
                 act = lobby.SetLanguage(press.number, user.id, admin, lang)
-                return await self.transact(
+                return await self.service.transact(
                     press.chat, update_id, act, topic=press.topic, query=query, action="language"
                 )
             case Kind.CLOCK:
@@ -162,13 +179,13 @@ class MenteurBot(Service):
                 )
                 shown = query.message.message_id if query.message is not None else None
                 act = lobby.SetClockSetting(press.number, user.id, admin, lang, message=shown)
-                return await self.transact(
+                return await self.service.transact(
                     press.chat, update_id, act, topic=press.topic, query=query, action="clock"
                 )
             case Kind.REMOVE:
                 admin = await questions.is_admin(self.bot, press.chat, user.id)
                 act = lobby.RemoveBot(-press.number, press.game, user.id, admin, lang)
-                return await self.transact(
+                return await self.service.transact(
                     press.chat, update_id, act, topic=press.topic, query=query, action="removebot"
                 )
             case Kind.LEAVE:
@@ -184,7 +201,7 @@ class MenteurBot(Service):
             case Kind.VOTE:
                 move = VoteEnd(user.id)
         act = acts.PlayerMove(move, press.game, lang)
-        return await self.transact(
+        return await self.service.transact(
             press.chat, update_id, act, topic=press.topic, query=query, action=type(move).__name__
         )
 
@@ -195,15 +212,16 @@ class MenteurBot(Service):
         if await questions.reachable(self.bot, user.id):
             where = await questions.standing(self.bot, press.chat, user.id)
             if where in (Standing.ADMIN, Standing.MEMBER):
-                act = lobby.QuickSeat(user.id, display_name(user), press.game, lang)
-                return await self.transact(
+                act = lobby.QuickSeat(user.id, updates.display_name(user), press.game, lang)
+                return await self.service.transact(
                     press.chat, update_id, act, topic=press.topic, query=query, action="join"
                 )
         username = await questions.username(self.bot)
         place = Place(press.chat, press.game, press.topic)
-        link = acts.deep_link(username, acts.SEAT, place)
-        joined = Outcome(Via.PRESS, Result.APPLIED, action="join")
-        return await self._answer(joined, Answer(query.id, url=link))
+        answer = acts.ButtonAnswer(link=acts.deep_link(username, acts.SEAT, place))
+        return await self.service.transact(
+            press.chat, update_id, answer, query=query, action="join"
+        )
 
     async def _again(
         self, update_id: int, query: CallbackQuery, press: Press, lang: str
@@ -213,34 +231,19 @@ class MenteurBot(Service):
         where = await questions.standing(self.bot, press.chat, user.id)
         if where not in (Standing.ADMIN, Standing.MEMBER):
             why = Why.NOT_MEMBER if where is Standing.OUTSIDER else Why.MEMBER_UNKNOWN
-            refusal = Outcome(Via.PRESS, Result.REFUSED, why, chat=press.chat, action="again")
-            return await self._answer(refusal, Answer(query.id, t(lang, why.value)))
+            refusal = acts.ButtonAnswer(t(lang, why.value), reason=why)
+            return await self.service.transact(
+                press.chat, update_id, refusal, query=query, action="again"
+            )
         reachable = await questions.reachable(self.bot, user.id)
         new_id = self.game_ids.randrange(callbacks.GAME_IDS.start, callbacks.GAME_IDS.stop)
         username = await questions.username(self.bot)
         act = lobby.PlayAgain(
-            user.id, display_name(user), press.game, lang, reachable, new_id, username
+            user.id, updates.display_name(user), press.game, lang, reachable, new_id, username
         )
-        return await self.transact(
+        return await self.service.transact(
             press.chat, update_id, act, topic=press.topic, query=query, action="again"
         )
-
-    async def _toggle(self, query: CallbackQuery, press: Press, lang: str) -> Outcome:
-        """A card (un)selected: redrawn from the button's own data, with no read or write."""
-        message = query.message
-        assert message is not None, "checked by _from_right_chat"
-        keyboard = render.hand_buttons(press, lang)
-        requests: list[Request] = [EditButtons(message.chat.id, message.message_id, keyboard)]
-        outcome = Outcome(Via.PRESS, Result.APPLIED, chat=press.chat, action="toggle")
-        outcome.reply = self.reply_or_request(Answer(query.id), requests)
-        outcome.telegram_requests = (await telegram_io.deliver(self.bot, requests)).requests
-        return outcome
-
-    async def _answer(self, outcome: Outcome, answer: Answer) -> Outcome:
-        requests: list[Request] = []
-        outcome.reply = self.reply_or_request(answer, requests)
-        outcome.telegram_requests = (await telegram_io.deliver(self.bot, requests)).requests
-        return outcome
 
     # --- commands ----------------------------------------------------------------------------
 
@@ -261,7 +264,9 @@ class MenteurBot(Service):
         if sender is not None and not anonymous and name in ACTING:
             # On behalf of a channel (or another chat): nobody to seat, to answer or to trust.
             act: Act = acts.Refuse("on_behalf_of_chat", Why.ON_BEHALF_OF_CHAT, chat, lang)
-            return await self.transact(chat, update_id, act, topic=topic_of(message), action=name)
+            return await self.service.transact(
+                chat, update_id, act, topic=updates.topic_of(message), action=name
+            )
 
         async def admin() -> bool:
             """Asked before the transaction, so that one decision is taken with the answer;
@@ -299,7 +304,7 @@ class MenteurBot(Service):
                 assert seconds is not None, "refused above"
                 act = lobby.SetClockSetting(seconds, user.id, await admin(), lang, reply_to=chat)
             case "settings":
-                act = lobby.Settings(chat)
+                act = lobby.ShowSettings(chat)
             case "rules":
                 act = acts.Say("rules", chat)
             case "help" | "start":
@@ -307,7 +312,9 @@ class MenteurBot(Service):
             case _:
                 return ignored(Why.UNKNOWN_COMMAND, chat)
         # In a group with forum topics, each topic has its game (the General topic too).
-        return await self.transact(chat, update_id, act, topic=topic_of(message), action=name)
+        return await self.service.transact(
+            chat, update_id, act, topic=updates.topic_of(message), action=name
+        )
 
     async def _private_command(
         self, update_id: int, name: str, argument: str, message: Message, user: User
@@ -318,104 +325,21 @@ class MenteurBot(Service):
             topic = int(found[4]) if found[4] else None
             if what == acts.HAND:
                 act: Act = acts.Hand(user.id, user.id, lang, game_id=game_id)
-                return await self.transact(chat, update_id, act, topic=topic, action="hand")
+                return await self.service.transact(chat, update_id, act, topic=topic, action="hand")
             # Only the group's members may sit at its table: a link names the chat, and anyone
             # may have it. Asked before the transaction, which then reads and writes once.
             where = await questions.standing(self.bot, chat, user.id)
             if where not in (Standing.ADMIN, Standing.MEMBER):
                 why = Why.NOT_MEMBER if where is Standing.OUTSIDER else Why.MEMBER_UNKNOWN
-                return await self._say(message.chat.id, t(lang, why.value), why, action="seat")
-            act = lobby.Seat(user.id, display_name(user), game_id, lang)
-            return await self.transact(chat, update_id, act, topic=topic, action="seat")
+                act = acts.PrivateReply(t(lang, why.value), message.chat.id, why)
+                return await self.service.transact(message.chat.id, update_id, act, action="seat")
+            act = lobby.Seat(user.id, updates.display_name(user), game_id, lang)
+            return await self.service.transact(chat, update_id, act, topic=topic, action="seat")
         key = {"rules": "rules", "help": "help_private", "start": "help_private"}.get(
             name, "not_in_group"
         )
         # Logged as the action: a command of ours by its name; any other word, which anyone
         # may type at any length, only as "other".
         action = name if name in COMMANDS or name == "start" else "other"
-        return await self._say(message.chat.id, t(lang, key), action=action)
-
-    async def _say(
-        self, chat: int, text: str, refusal: Why | None = None, *, action: str
-    ) -> Outcome:
-        """One message into `chat`, with no read or write: a fixed text, or a refusal."""
-        result = Result.APPLIED if refusal is None else Result.REFUSED
-        outcome = Outcome(Via.COMMAND, result, refusal, chat=chat, action=action)
-        reply: list[Request] = [Send(chat, Screen(text))]
-        outcome.telegram_requests = (await telegram_io.deliver(self.bot, reply)).requests
-        return outcome
-
-
-def can_send(member: ChatMember) -> bool:
-    """Whether the bot, as this member of a group, may still send messages there."""
-    if member.status in (ChatMember.LEFT, ChatMember.BANNED):
-        return False
-    if isinstance(member, ChatMemberRestricted):
-        return member.is_member and member.can_send_messages
-    return True
-
-
-def topic_of(message: Message) -> int | None:
-    """The forum topic a group message belongs to, or None (a group without topics, or a
-    forum's General topic). A reply in a group without topics carries a `message_thread_id`
-    too, the replied-to message's: only `is_topic_message` says it is a topic."""
-    return message.message_thread_id if message.is_topic_message else None
-
-
-def _origin_topic(query: CallbackQuery) -> int | None:
-    message = query.message
-    return topic_of(message) if isinstance(message, Message) else None
-
-
-def _well_typed(update: Update) -> bool:
-    """Whether the fields the bot reads have Telegram's types (python-telegram-bot does not
-    check them): ids are integers below 2**53 (exact in JSON), texts are strings, a press has
-    a presser."""
-
-    def is_id(value: object) -> bool:
-        return type(value) is int and abs(value) < 1 << 53
-
-    def is_text(value: object, *, optional: bool = True) -> bool:
-        return isinstance(value, str) or (optional and value is None)
-
-    query, message = update.callback_query, update.message
-    if not is_id(update.update_id):
-        return False
-    if query is not None and not (
-        query.from_user is not None and is_text(query.id, optional=False) and is_text(query.data)
-    ):
-        return False
-    if message is not None and not (
-        is_text(message.text)
-        and (message.migrate_to_chat_id is None or is_id(message.migrate_to_chat_id))
-        and (message.sender_chat is None or is_id(message.sender_chat.id))
-    ):
-        return False
-    messages = [m for m in (message, query.message if query else None) if isinstance(m, Message)]
-    if not all(m.message_thread_id is None or is_id(m.message_thread_id) for m in messages):
-        return False
-    member = update.my_chat_member
-    if member is not None and not (
-        is_id(member.chat.id) and is_text(member.chat.type, optional=False)
-    ):
-        return False
-    users = [x.from_user for x in (query, message) if x is not None and x.from_user is not None]
-    chats = [m for m in (message, query.message if query else None) if m is not None]
-    names_ok = all(is_text(u.first_name, optional=False) and is_text(u.last_name) for u in users)
-    return (
-        names_ok
-        and all(is_id(u.id) and is_text(u.language_code) for u in users)
-        and all(m.chat is not None and is_id(m.chat.id) and is_id(m.message_id) for m in chats)
-        and all(is_text(m.chat.type, optional=False) and is_text(m.chat.title) for m in chats)
-    )
-
-
-def _from_right_chat(press: Press, origin: int | None, user: int, topic: int | None) -> bool:
-    """Group buttons live in the game's group (and forum topic: a message that says which topic
-    it is in must be in the game's); hand buttons in the presser's own chat."""
-    if press.kind in (Kind.TOGGLE, Kind.PLAY):
-        return origin == user
-    in_group = origin == press.chat and (topic is None or topic == press.topic)
-    if press.kind is Kind.SHOUT:
-        return in_group or origin == user
-    return in_group
+        act = acts.PrivateReply(t(lang, key), message.chat.id)
+        return await self.service.transact(message.chat.id, update_id, act, action=action)

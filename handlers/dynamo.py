@@ -86,7 +86,7 @@ class DynamoStore:
             return record
         record.version = int(item["ver"]["N"])
         record.read_document(unpack(item["doc"]))
-        record.due = float(item["due"]["N"]) / 1000 if "due" in item else None
+        record.next_look = float(item["due"]["N"]) / 1000 if "due" in item else None
         record.expires = int(item["expires"]["N"]) if "expires" in item else None
         record.writer = item["w"]["S"] if "w" in item else None
         record.owed = float(item["ow"]["N"]) / 1000 if "ow" in item else None
@@ -110,11 +110,11 @@ class DynamoStore:
             ":gn": {"N": str(record.game_id)},
             ":empty": {"M": {}},
         }
-        if record.due is None:
+        if record.next_look is None:
             removes += ["due", "#shard"]
         else:
             sets += ["due = :due", "#shard = :shard"]
-            values[":due"] = {"N": str(round(record.due * 1000))}
+            values[":due"] = {"N": str(round(record.next_look * 1000))}
             values[":shard"] = {"S": DUE_SHARD}
         if record.expires is None:
             removes.append("expires")
@@ -308,7 +308,7 @@ class DynamoStore:
                 **({"ExpressionAttributeNames": names} if names else {}),
             )
 
-    def due(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:
+    def overdue(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:
         self.counts.reads += 1
         found = self.client.query(
             TableName=self.table,

@@ -313,7 +313,7 @@ class SetLanguage:
 
 
 @dataclass(frozen=True, slots=True)
-class Settings:
+class ShowSettings:
     """/settings: the chat's turn clock (R20), with a button per choice while no game runs."""
 
     reply_to: int

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine import Game, Phase
 from engine import events as ev
-from handlers import moments
+from handlers import announcements
 from handlers.callbacks import Place
 from handlers.screens import Screen
 
@@ -71,22 +71,22 @@ def pack(
     update_id: int | None = None,
     mine: Set[int] = frozenset(),
     new_game: bool = False,
-) -> list[Parcel]:
-    """The parcels a write takes to send: the owed ones that are this sender's (`mine`: the
-    stamps its update wrote, as first read), then the write's own moments. The record's outbox
-    becomes the parcels someone else still holds, and these, stamped anew."""
+) -> tuple[list[Parcel], list[Parcel]]:
+    """The record's outbox after the write, and the parcels the write takes to send: the owed
+    ones that are this sender's (`mine`: the stamps its update wrote, as first read), then the
+    write's own moments. The outbox holds the parcels someone else still holds, and these,
+    stamped anew. The record is left as it is."""
     if silent or record.game is None or new_game:
         # Nobody can be told any more; or a new game replaced the one the moments were drawn
         # from (its names and counters are gone with it).
-        record.outbox = []
-        return []
+        return [], []
     taken: list[tuple[ev.Event, ...]] = []
     held: list[Parcel] = []
     for parcel in record.outbox:
         if record.marks.get(parcel.stamp) or stale(parcel, record.game):
             continue  # delivered, or a decision already taken: this write drops it
         ours = update_id if parcel.stamp in mine else None
-        if due(parcel, record.marks, ours, now):
+        if ours_to_send(parcel, record.marks, ours, now):
             taken.append(parcel.events)
         else:
             held.append(parcel)
@@ -98,8 +98,7 @@ def pack(
         Parcel(first + i, None if i < retaken else update_id, int(now), e)
         for i, e in enumerate(taken)
     ]
-    record.outbox = held + fresh
-    return fresh
+    return held + fresh, fresh
 
 
 def stale(parcel: Parcel, game: Game) -> bool:
@@ -115,10 +114,10 @@ def stale(parcel: Parcel, game: Game) -> bool:
 
 def screen(parcel: Parcel, game: Game, place: Place, lang: str, now: float) -> Screen:
     """The parcel's message, drawn from its events and the game as it is now."""
-    return moments.moments(parcel.events, game, place, lang, now)[-1]
+    return announcements.messages(parcel.events, game, place, lang, now)[-1]
 
 
-def due(parcel: Parcel, marks: dict[int, bool], update_id: int | None, now: float) -> bool:
+def ours_to_send(parcel: Parcel, marks: dict[int, bool], update_id: int | None, now: float) -> bool:
     """Whether the parcel is owed and is this sender's to take (see the module's docstring)."""
     if parcel.stamp in marks:
         return not marks[parcel.stamp]

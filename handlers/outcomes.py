@@ -91,6 +91,13 @@ class Act(Protocol):
     def decide(self, record: Record, now: float) -> Decision: ...
 
 
+class Recordless:
+    """The mark of an act that needs no record (a card toggle, a button's answer, a fixed
+    reply): the transaction reads and writes nothing for it, and decides it on a blank one."""
+
+    __slots__ = ()
+
+
 @dataclass
 class Outcome:
     """What one update did: the structured log line, and an optional webhook reply."""
@@ -104,7 +111,7 @@ class Outcome:
     conflicts: int = 0
     telegram_requests: int = 0
     reply: dict[str, Any] | None = None
-    due: float | None = None  # when the chat's timer is due after this update
+    next_look: float | None = None  # when the chat's timer looks next, after this update
 
     @property
     def label(self) -> str:

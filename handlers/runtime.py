@@ -1,15 +1,22 @@
 """What a process builds once: the event loop, the Telegram bot, the store, the timers.
 
-In Lambda this runs in the init phase of each container, so an invocation pays for none of it;
-the local runner builds one per process. One event loop for the container's life: an httpx
-client cannot outlive its loop (`asyncio.run` per call breaks on the second call).
+`bootstrap()` is the one composition of a Lambda container, whichever game function (the
+webhook, the timer) imports it: its entry points call it at import in Lambda, so it runs in the
+init phase and an invocation pays for none of it. The local runner and the tests build a
+`Runtime` of their own. One event loop for the container's life: an httpx client cannot outlive
+its loop (`asyncio.run` per call breaks on the second call).
+
+The registration function (`handlers.custom_resource`) builds none of this: it reads its two
+parameters from the stack's properties and only calls the Bot API.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import math
+import os
 import time
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
@@ -17,7 +24,7 @@ from typing import Any, TypeVar
 import boto3
 import telegram
 
-from handlers import logs, telegram_io
+from handlers import logs, metrics, telegram_io
 from handlers.app import MenteurBot
 from handlers.config import Settings
 from handlers.dynamo import DynamoStore
@@ -31,8 +38,8 @@ SLACK = 0.001  # seconds a timer's delay may fall short of its mark (see SqsTime
 class SqsTimers:
     """Timers as delayed SQS messages: delivered within about a second of their second.
 
-    Without a `client`, one is made for the first timer: most updates set none, and making it
-    at start-up would add 3.6 ms to every cold start.
+    Without a `client`, one is made for the first timer: most updates set none, and a client
+    made at start-up would lengthen every cold start.
     """
 
     def __init__(self, client: Any, queue_url: str) -> None:
@@ -91,3 +98,16 @@ class Runtime:
     def close(self) -> None:
         self.run(telegram_io.close_bot(self.bot))
         self.loop.close()
+
+
+def in_lambda() -> bool:
+    """Whether this process is a Lambda container (its entry points then build at import)."""
+    return "AWS_LAMBDA_FUNCTION_NAME" in os.environ
+
+
+@functools.cache
+def bootstrap() -> Runtime:
+    """The container's runtime, built once: settings from the environment (and SSM), the store,
+    the Telegram bot, the timers, and the outcome lines (with their metrics) on standard output."""
+    metrics.to_stdout()
+    return Runtime(Settings.from_env())

@@ -1,4 +1,5 @@
-"""The transaction: read a chat's record once, decide, write once on the version read, then send.
+"""The transaction: read a chat's record once, decide, plan, write once on the version read,
+then send the plan and learn from Telegram's answers.
 
 On a conflict (someone wrote since the read) the act is decided again on a fresh read, so two
 racing presses are settled by the conditional write, never by luck. An update already applied
@@ -15,17 +16,18 @@ import logging
 import random
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 import telegram
 from telegram import CallbackQuery
 
-from engine import Game
-from handlers import delivery, metrics, outbox, telegram_io, timing
+from handlers import metrics, outbox, telegram_io, timing
+from handlers import plan as planning
 from handlers.acts import Abandon, Redraw
 from handlers.outbox import Parcel
-from handlers.outcomes import Act, Decision, Outcome, Result, Via
+from handlers.outcomes import Act, Decision, Outcome, Recordless, Result, Via
+from handlers.plan import Plan
 from handlers.render import name_of
 from handlers.screens import Answer, Request, Screen, Send
 from handlers.store import Conflict, Record, Store
@@ -44,20 +46,10 @@ class _Written:
     """An attempt whose conditional write was refused, kept to tell whether it landed anyway."""
 
     def __init__(
-        self,
-        record: Record,
-        decision: Decision,
-        moments: list[tuple[int, Screen]],
-        *,
-        parcels: list[Parcel],
-        before: Game | None,
-        previous_due: float | None,
-        group_sends: int,
+        self, record: Record, decision: Decision, plan: Plan, previous_look: float | None
     ) -> None:
         self.version, self.writer = record.version + 1, record.writer
-        self.decision, self.moments, self.before = decision, moments, before
-        self.parcels, self.previous_due = parcels, previous_due
-        self.group_sends = group_sends
+        self.decision, self.plan, self.previous_look = decision, plan, previous_look
 
     def landed(self, stored: Record) -> bool:
         """Whether `stored` is this attempt's write: its version, and its writer's token (the
@@ -117,7 +109,9 @@ class Service:
         via: Via | None = None,
     ) -> Outcome:
         """Decide `act` on the record of the chat (of its forum `topic`, for a game played in
-        one) and commit it (see the module's docstring).
+        one), write it, send what it owes, and learn from the answers (see the module's
+        docstring). An act that needs no record (`Recordless`) is decided and sent, with
+        nothing read or written.
 
         `update_id` (None for the timer) makes a repeated update a duplicate; `query` is the
         button press to answer, with the refusal if any.
@@ -125,26 +119,42 @@ class Service:
         if via is None:
             via = Via.PRESS if query else (Via.TIMER if update_id is None else Via.COMMAND)
         outcome = Outcome(via, chat=chat, action=action, topic=topic)
+        recordless = isinstance(act, Recordless)
+        if recordless:
+            record = Record(chat, topic)
+            decision = act.decide(record, self.clock())
+            plan = planning.reply(decision, query)
+        else:
+            record, decision, plan = await self._commit(outcome, update_id, act, query)
+        outcome.result, outcome.reason = decision.result, decision.reason
+        outcome.next_look = record.next_look
+        if plan.changes:
+            metrics.game_events(
+                record.game, decision.events, new_game=decision.new_game, removed=decision.silent
+            )
+        await self._send(outcome, record, decision, plan, learn=not recordless)
+        return outcome
+
+    async def _commit(
+        self, outcome: Outcome, update_id: int | None, act: Act, query: CallbackQuery | None
+    ) -> tuple[Record, Decision, Plan]:
+        """Load the record, decide, plan, and write it on the version read: again on a fresh
+        read after a conflict. Returns the record as written (or read, when nothing was)."""
+        chat, topic = outcome.chat, outcome.topic
+        assert chat is not None
         refused: _Written | None = None  # the last attempt, when its write was refused
         mine: set[int] = set()
         for attempt in range(MAX_ATTEMPTS):
-            moments: list[tuple[int, Screen]] = []
-            parcels: list[Parcel] = []
-            changed: dict[int, Screen] | None = None  # the hands this attempt's write changed
-            group_sends = 0
             now = self.clock()
             record = self.store.load(chat, topic)
             if refused is not None and refused.landed(record):
                 # The write did land: its answer was lost, and the store client's own retry met
-                # the version check. That attempt committed, and announces its moments.
+                # the version check. That attempt committed, and sends its plan.
                 outcome.conflicts -= 1
                 metrics.add("LostAnswersLanded")
-                decision, moments, before = refused.decision, refused.moments, refused.before
-                parcels, group_sends = refused.parcels, refused.group_sends
-                record.sends = [*record.sends, *[now] * group_sends]
-                if record.due is not None and record.due != refused.previous_due:
-                    self.schedule(chat, record.due, now, topic)
-                break
+                if record.next_look is not None and record.next_look != refused.previous_look:
+                    self.schedule(chat, record.next_look, now, topic)
+                return record, refused.decision, refused.plan
             if record.moving is not None:
                 # The group became a supergroup while this update was on its way: finish the
                 # move (it may be half-done) and act on the game where it now lives.
@@ -159,100 +169,77 @@ class Service:
             duplicate = update_id is not None and update_id in record.updates
             if duplicate:
                 # Redrawn as the act would, so a group that removed the bot gets nothing more.
-                decision = Decision(result=Result.DUPLICATE, silent=isinstance(act, Abandon))
-                decision.hands = delivery.retried_hands(record, update_id)
+                hands = planning.retried_hands(record, update_id)
+                silent = isinstance(act, Abandon)
+                decision = Decision(result=Result.DUPLICATE, silent=silent, hands=hands)
             else:
                 decision = act.decide(record, now)
-            parcels = outbox.pack(
+            plan = planning.plan(
+                before,
                 record,
-                decision.events,
+                decision,
                 now,
-                silent=decision.silent,
                 update_id=update_id,
                 mine=mine,
-                new_game=decision.new_game,
+                duplicate=duplicate,
+                query=query,
             )
-            if parcels:
-                # Moments go out with the table drawn anew, even from a timer with nothing else
-                # to do or a retried update.
-                decision.write = decision.redraw = True
-            moments, group_sends = delivery.plan_sends(before, record, decision, parcels, now)
-            # A reply into the group is written too (with its update id, so that Telegram's
-            # retry is not answered again), unless the chat has no record yet: a group (or a
-            # topic) the bot never played in. Its time counts in the chat's budget either way.
-            counted = group_sends > 0 and record.version > 0
-            if duplicate and not parcels:
-                break
-            if not (decision.write or counted or parcels):
-                break
+            if not plan.write:
+                return record, decision, plan
+            plan.keep(record)
             if update_id is not None and not duplicate:
                 record.updates = [*record.updates, update_id]  # the store keeps the latest
-                record.drawn, changed = delivery.hands_drawn(before, record, decision, now)
-            if query is not None and decision.write:
-                record.looking = delivery.looking(record, query.from_user.id, now)
             record.writer = f"{self._writer}.{next(self._writes):x}"
-            previous_due = record.due
-            record.due = timing.next_due(record, self.idle_expiry)
-            if len(moments) < len(parcels):
-                # Moments the minute has no room for: the timer sends them once it has.
-                room = delivery.room_at(record, now)
-                record.due = room if record.due is None else min(record.due, room)
+            previous_look = record.next_look
+            record.next_look = timing.next_look(record, self.idle_expiry)
+            if plan.room is not None:
+                record.next_look = (
+                    plan.room if record.next_look is None else min(record.next_look, plan.room)
+                )
             record.expires = timing.expiry(record, now, self.idle_expiry)
             try:
                 self.store.save(record, new_game=decision.new_game)
             except Conflict:
-                refused = _Written(
-                    record,
-                    decision,
-                    moments,
-                    parcels=parcels,
-                    before=before,
-                    previous_due=previous_due,
-                    group_sends=group_sends,
-                )
+                refused = _Written(record, decision, plan, previous_look)
                 outcome.conflicts += 1
                 # Jitter, so that racing writers do not collide again in step.
                 await self.sleep(self.rng.uniform(0.005, 0.02) * (attempt + 1))
                 continue
-            if record.due is not None and record.due != previous_due:
-                self.schedule(chat, record.due, now, topic)
+            if record.next_look is not None and record.next_look != previous_look:
+                self.schedule(chat, record.next_look, now, topic)
             if decision.new_game and topic is not None:
                 self._add_topic(record)
-            if any(p.update is None for p in parcels) and update_id is not None:
+            if any(p.update is None for p in plan.parcels) and update_id is not None:
                 # Owed parcels taken by this update: if it dies too, the timer sends them.
                 self.schedule(chat, now + outbox.GRACE, now, topic)
-            break
-        else:
-            raise Busy(f"chat {chat}: {MAX_ATTEMPTS} conflicting writes in a row")
-        outcome.result, outcome.reason, outcome.due = decision.result, decision.reason, record.due
-        if decision.write:
-            metrics.game_events(
-                record.game, decision.events, new_game=decision.new_game, removed=decision.silent
-            )
-        requests = delivery.screens(before, record, decision, moments, now, changed=changed)
-        if query is not None:
-            if decision.refusal and query.message is not None and query.message.chat.id > 0:
-                # A refused press in a private chat may come from a stale hand: redraw it.
-                presser = {query.from_user.id}
-                drawn = delivery.hand_screens(record, presser, now)
-                requests += delivery.hand_requests(record, drawn)
-            answer = Answer(query.id, decision.refusal or decision.answer, decision.link)
-            outcome.reply = self.reply_or_request(answer, requests)
-        if group_sends:
-            self._spend(record, group_sends)
+            return record, decision, plan
+        raise Busy(f"chat {chat}: {MAX_ATTEMPTS} conflicting writes in a row")
+
+    async def _send(
+        self, outcome: Outcome, record: Record, decision: Decision, plan: Plan, *, learn: bool
+    ) -> None:
+        """Send what the plan owes (the group's new messages counted first), then learn from
+        Telegram's answers (`learn`: unless the act read no record): message ids, who cannot be
+        reached, a chat that is gone."""
+        chat, topic = record.chat, record.topic
+        requests = list(plan.requests)
+        if plan.answer is not None:
+            outcome.reply = self.reply_or_request(plan.answer, requests)
+        self._spend(chat, plan.new, plan.recent, plan.sends_read)
         sent = await telegram_io.deliver(self.bot, requests)
         for held, seconds in sent.held.items():
             self._hold(held, self.clock() + seconds)
         outcome.telegram_requests = sent.requests
-        await self._learn(record, decision, sent)
-        self._mark(record, parcels, sent)
+        if not learn:
+            return
+        await self._learn(record, decision, plan, sent)
+        self._mark(record, plan.parcels, sent)
         if (chat, topic) in sent.topics_gone or chat in sent.kicked:
             # The group (or the game's topic) refuses the bot now: the game ends at once, and
             # nothing more is sent there, so nothing more can fail there.
             await self.abandon(chat, topic)
         elif sent.owed is not None and record.version > 0:
             self.owe(chat, self.clock() + sent.owed, topic, hands=sent.owed_hands)
-        return outcome
 
     async def abandon(self, chat: int, topic: int | None, update_id: int | None = None) -> Outcome:
         """End the game of a chat (or topic) that no longer takes the bot's messages."""
@@ -260,18 +247,16 @@ class Service:
             chat, update_id, Abandon(), topic=topic, action="abandon", via=Via.REMOVED
         )
 
-    def _spend(self, record: Record, count: int) -> None:
-        """The group messages about to be sent, added to the chat's flood budget before sending.
-        Logged, never raised: a budget short of a few messages costs at worst a 429."""
-        if count <= 0:
+    def _spend(self, chat: int, new: Sequence[float], recent: Sequence[float], read: int) -> None:
+        """The group messages about to be sent (`new`), added to the chat's flood budget before
+        sending; `recent`: the minute's, as read, when `read` times were. Logged, never raised:
+        a budget short of a few messages costs at worst a 429."""
+        if not new:
             return
-        new, recent = record.sends[-count:], record.sends[:-count]
         # Now and then, the times out of the minute go (only if nobody added any meanwhile).
-        prune = record.sends_read > 2 * delivery.GROUP_SENDS_PER_MINUTE
+        prune = read > 2 * planning.GROUP_SENDS_PER_MINUTE
         try:
-            self.store.spend(
-                record.chat, new, recent=recent if prune else None, read=record.sends_read
-            )
+            self.store.spend(chat, list(new), recent=list(recent) if prune else None, read=read)
         except Exception:
             LOGGER.warning("could not count the group's messages", exc_info=True)
 
@@ -281,12 +266,12 @@ class Service:
         except Exception:
             LOGGER.warning("could not keep Telegram's wait for chat %s", chat, exc_info=True)
 
-    def _mark(self, record: Record, parcels: list[Parcel], sent: telegram_io.Delivery) -> None:
+    def _mark(self, record: Record, parcels: Sequence[Parcel], sent: telegram_io.Delivery) -> None:
         """After sending: each parcel of the write marked sent or given up. Given up, the timer
-        sends it: when the minute has room (`due`), or when Telegram allows (`owe`)."""
+        sends it: when the minute has room (`next_look`), or when Telegram allows (`owe`)."""
         if not parcels:
             return
-        marks = {p.stamp: delivery.was_sent(p.stamp, sent.remembered) for p in parcels}
+        marks = {p.stamp: planning.was_sent(p.stamp, sent.remembered) for p in parcels}
         try:
             self.store.mark(record.chat, record.topic, marks)
         except Exception:
@@ -323,7 +308,7 @@ class Service:
             self.timers.schedule(chat, due, now, topic)
         except Exception:
             # Raising would answer 500, and Telegram's retry would be a duplicate that never
-            # sends this move's messages. The minute sweep of `due` fires the game anyway.
+            # sends this move's messages. The minute's sweep of overdue chats fires the game anyway.
             LOGGER.warning("could not set a timer for chat %s", chat, exc_info=True)
 
     def reply_or_request(self, answer: Answer, requests: list[Request]) -> dict[str, Any] | None:
@@ -333,7 +318,9 @@ class Service:
         requests.insert(0, answer)
         return None
 
-    async def _learn(self, record: Record, decision: Decision, sent: telegram_io.Delivery) -> None:
+    async def _learn(
+        self, record: Record, decision: Decision, plan: Plan, sent: telegram_io.Delivery
+    ) -> None:
         """Keep what sending taught us: new message ids, and who cannot be reached."""
         remembered = sent.remembered
         hands = {int(k.split(":")[1]): v for k, v in remembered.items() if k.startswith("hand:")}
@@ -357,7 +344,7 @@ class Service:
             LOGGER.warning("could not remember what was sent", exc_info=True)
         # Told once per player, after sending, so it is not written in `sends`: sent only while
         # the group's minute has room.
-        room = delivery.group_room(record, self.clock())
+        room = planning.group_room(plan.sends, self.clock())
         if newly_unreachable and record.game is not None and room > 0:
             game, lang = record.game, record.lang
             notices: list[Request] = [
@@ -368,8 +355,8 @@ class Service:
                 )
                 for p in sorted(newly_unreachable)[:room]
             ]
-            record.sends = [*record.sends, *[self.clock()] * len(notices)]
-            self._spend(record, len(notices))
+            now = self.clock()
+            self._spend(record.chat, [now] * len(notices), plan.sends, plan.sends_read)
             await telegram_io.deliver(self.bot, notices)
         for old, new in sent.migrated.items():
             if old == record.chat:

@@ -2,7 +2,7 @@
 read once and written once per action.
 
 `Store` is the port; `handlers.dynamo.DynamoStore` the adapter (one consistent GetItem, one
-UpdateItem conditional on the version), and `tests.support.memory.MemoryStore` the tests' fake
+UpdateItem conditional on the version), and `infra.harness.memory.MemoryStore` the tests' fake
 with the same semantics. The game and the bot's bookkeeping travel as one compact JSON document
 (`Record.document`); the ids of messages sent after a write live beside it, set by a second
 update that is not conditional on the version, so they never collide with a move written
@@ -46,7 +46,7 @@ class Record:
     clock: int = CLOCK_DEFAULT
     reminded: int | None = None
     # Who pressed buttons that wrote in the last few seconds, and when: someone looking at the
-    # bot needs no ping when their turn comes (`delivery.turn_ping`).
+    # bot needs no ping when their turn comes (`plan.turn_ping`).
     looking: dict[int, float] = field(default_factory=dict)
     title: str = ""
     langs: dict[int, str] = field(default_factory=dict)  # player → language of their hand
@@ -65,7 +65,7 @@ class Record:
     sends: list[float] = field(default_factory=list)
     hold: float | None = None
     sends_read: int = 0  # how many times the budget held when read
-    due: float | None = None  # when the timer must look at this game next
+    next_look: float | None = None  # when the timer must look at this game next (stored as `due`)
     expires: int | None = None  # epoch seconds after which DynamoDB may delete the item
     writer: str | None = None  # a token of the last write's attempt, written with it
     outbox: list[Parcel] = field(default_factory=list)  # the moments owed the group
@@ -235,7 +235,7 @@ class Store(Protocol):
         until a redraw settles the mark)."""
         ...
 
-    def due(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:
+    def overdue(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:
         """Chats (and topics) whose timer is due at `now`: the safety-net sweep's reading."""
         ...
 

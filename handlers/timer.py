@@ -1,10 +1,10 @@
 """The timer Lambda: delayed SQS messages for the exact moments, a scheduled sweep for the rest.
 
 An SQS message names a chat (and its forum topic, for a game played in one) whose game needs a
-look at a given second (the 45-second mark of a
-final play, a computer player's move). The scheduled rule, every minute, looks at every chat
-whose `due` time has passed: timers lost or late, and games idle too long (R18). Whatever fires,
-the engine judges against the stored game, so a stale or repeated timer changes nothing.
+look at a given second (the 45-second mark of a final play, a computer player's move). The
+scheduled rule, every minute, looks at every chat whose next look (`Record.next_look`, stored
+as `due`) has passed: timers lost or late, and games idle too long (R18). Whatever fires, the
+engine judges against the stored game, so a stale or repeated timer changes nothing.
 """
 
 from __future__ import annotations
@@ -15,21 +15,25 @@ import time
 from typing import Any
 
 from handlers import metrics
-from handlers.runtime import Runtime
-from handlers.webhook import runtime
+from handlers.runtime import Runtime, bootstrap, in_lambda
 
 LOGGER = logging.getLogger("menteur.timer")
 OUTCOMES = logging.getLogger("menteur.timer.outcome")  # one line per tick: see handlers.metrics
 
 
+# In Lambda, build at import: the init phase is not billed as the first tick's latency.
+if in_lambda():
+    bootstrap()
+
+
 def lambda_handler(event: dict[str, Any], context: object) -> dict[str, Any]:
-    return handle(event, runtime())
+    return handle(event, bootstrap())
 
 
 def handle(event: dict[str, Any], rt: Runtime) -> dict[str, Any]:
     records = event.get("Records")
     if records is None:  # the scheduled rule
-        for chat, topic in rt.store.due(rt.app.clock()):
+        for chat, topic in rt.store.overdue(rt.app.clock()):
             _tick(rt, chat, topic=topic)
         return {}
     failures = []

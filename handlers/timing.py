@@ -3,7 +3,7 @@
 A game needs the timer for these: the 45-second mark of a final play (R14), a person's turn
 clock and its reminder when a third of it is left (R20), a computer player's move a few
 seconds into its turn, and the end of a game nobody touched for a long while (R18); and its
-screens, for a redraw Telegram's flood limit made wait. `next_due` is the earliest of them; it
+screens, for a redraw Telegram's flood limit made wait. `next_look` is the earliest of them; it
 is written with each move, and the timer
 (an SQS delay message, the scheduled sweep as a safety net) fires at it.
 """
@@ -42,16 +42,16 @@ def computer_move(record: Record, game: Game, now: float) -> Move | None:
     return None
 
 
-def next_due(record: Record, idle_expiry: float) -> float | None:
+def next_look(record: Record, idle_expiry: float) -> float | None:
     """When the timer must look at the record next: the game's next moment, or a redraw owed
     after a flood limit; None once the game is over and nothing is owed."""
-    due = game_due(record, idle_expiry)
+    due = game_next_look(record, idle_expiry)
     if record.owed is None:
         return due
     return record.owed if due is None else min(due, record.owed)
 
 
-def game_due(record: Record, idle_expiry: float) -> float | None:
+def game_next_look(record: Record, idle_expiry: float) -> float | None:
     """When the record's game needs the timer next, or None once it is over: a function of the
     stored game (and of the reminder already sent) alone, so that a write that leaves the game
     as it was (a reply's bookkeeping) leaves its timer too."""
@@ -68,7 +68,7 @@ def game_due(record: Record, idle_expiry: float) -> float | None:
         due = min(due, game.deadline)
     # R20's reminder comes first: with a clock, `due` moves with every person's turn after all
     # (two index writes a play, the price of a timer at each turn's mark).
-    remind = reminder_due(record)
+    remind = reminder_at(record)
     if remind is not None:
         due = min(due, remind)
     computers = game.phase is not Phase.LOBBY and any(p < 0 for p in game.ids)
@@ -80,7 +80,7 @@ def game_due(record: Record, idle_expiry: float) -> float | None:
     return round(due * 1000) / 1000  # to the millisecond, as stored: the timer is set for it
 
 
-def reminder_due(record: Record) -> float | None:
+def reminder_at(record: Record) -> float | None:
     """R20: when the person awaited to play is reminded, a third of their clock before it runs
     out; None when nobody's clock runs, or once this turn's reminder is sent."""
     game = record.game

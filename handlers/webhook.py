@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import json
 import logging
-import os
 import time
 from typing import Any
 
 from handlers import metrics
-from handlers.config import Settings, secret_matches
+from handlers.config import secret_matches
 from handlers.outcomes import Why, ignored
-from handlers.runtime import Runtime
+from handlers.runtime import Runtime, bootstrap, in_lambda
 from handlers.service import Busy
 
 LOGGER = logging.getLogger("menteur.webhook")
@@ -30,20 +28,16 @@ SECRET_HEADER = "x-telegram-bot-api-secret-token"
 MAX_BODY = 1 << 20  # Telegram's updates are a few kilobytes: anything huge is not one
 
 
-@functools.cache
-def runtime() -> Runtime:
-    """The container's runtime, built on first use."""
-    metrics.to_stdout()
-    return Runtime(Settings.from_env())
-
+# The container's runtime, under the name callers used before `runtime.bootstrap` held it.
+runtime = bootstrap
 
 # In Lambda, build at import: the init phase is not billed as the first request's latency.
-if "AWS_LAMBDA_FUNCTION_NAME" in os.environ:
-    runtime()
+if in_lambda():
+    bootstrap()
 
 
 def lambda_handler(event: dict[str, Any], context: object) -> dict[str, Any]:
-    return handle(event, runtime())
+    return handle(event, bootstrap())
 
 
 def handle(event: dict[str, Any], rt: Runtime) -> dict[str, Any]:

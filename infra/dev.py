@@ -1,7 +1,7 @@
 """The two commands of the README, runnable on a fresh machine with nothing but Python 3.11+.
 
     python3 infra/dev.py play    # run the project locally
-    python3 infra/dev.py test    # every check: ruff, mypy, cfn-lint, pytest
+    python3 infra/dev.py test    # every check: ruff, mypy, the layers, cfn-lint, pytest
 
 Each creates `.venv/` beside the project and installs what the project's own files ask for,
 once: the install is skipped while `pyproject.toml` (and the Node lock file) are unchanged.
@@ -68,6 +68,7 @@ def test(args: list[str]) -> int:
         [py, "-m", "ruff", "check", "."],
         [py, "-m", "ruff", "format", "--check", "."],
         [py, "-m", "mypy"],
+        [str(venv_python().parent / "lint-imports")],  # the layers (pyproject.toml)
         [str(venv_python().parent / "cfn-lint"), "template.yaml"],
         [py, "-m", "pytest", *args],
     ]

@@ -194,7 +194,7 @@ class LocalBot:
             deadline = now + (DECISION_SECONDS if game.phase is Phase.DECIDE else turn)
         record.game = replace(game, deadline=deadline, updated=now, acted=now)
         record.reminded = None
-        record.due = timing.next_due(record, self.settings.idle_expiry_seconds)
+        record.next_look = timing.next_look(record, self.settings.idle_expiry_seconds)
         store.save(record)
         return True
 

@@ -13,7 +13,7 @@ from hypothesis import settings
 from xdist.scheduler import LoadScopeScheduling
 
 from infra.fake_telegram import FakeTelegram
-from tests.support import Clock, Run
+from infra.harness import Clock, Run
 
 # Property tests draw their examples from a fixed seed: the same cases on every run, so a run
 # fails only on a change, never on a draw (`--hypothesis-seed` or a profile of one's own

@@ -23,12 +23,14 @@ from hypothesis import strategies as st
 from engine import Phase, mask_of
 from handlers import callbacks
 from handlers.callbacks import Kind, Press
-from handlers.delivery import GROUP_SENDS_PER_MINUTE
+from handlers.plan import GROUP_SENDS_PER_MINUTE
 from handlers.text import SUPPORTED, is_rtl, t
 from handlers.webhook import SECRET_HEADER
 from infra.fake_telegram import bad_request, server_error, too_many_requests
-from tests.support import GROUP, OTHER_GROUP, SECRET, Person, people
-from tests.support.bot import running_bot
+from infra.harness import GROUP, OTHER_GROUP, SECRET, Person, people
+from infra.harness.bot import running_bot
+from infra.harness.screens import button
+from infra.harness.updates import Reply, event
 from tests.support.corpus import (
     ARABIC,
     CALLBACK_LIMIT,
@@ -39,8 +41,6 @@ from tests.support.corpus import (
     signature,
     texts,
 )
-from tests.support.screens import button
-from tests.support.updates import answer_text, event
 
 # --- a game in play, and the checks ----------------------------------------------------------
 
@@ -59,7 +59,7 @@ def game_in_play(lang: str = "en", seed: int = 11) -> Iterator[Scene]:
 
 
 # What a reply into the group writes besides: its update id and its time, which counts against
-# the group's flood limit (handlers.delivery.plan_sends). Nothing else may change.
+# the group's flood limit (handlers.plan.plan). Nothing else may change.
 
 
 @contextmanager
@@ -76,10 +76,10 @@ def stranger(lang: str) -> Person:
     return Person(STRANGER.id, STRANGER.name, lang)
 
 
-def assert_answered(scene: Scene, response: dict[str, Any], lang: str, *keys: str) -> str:
+def assert_answered(scene: Scene, reply: Reply, lang: str, *keys: str) -> str:
     """The press was answered, in `lang`, with one of the wordings of `keys`."""
-    assert response["statusCode"] == 200
-    text = answer_text(response)
+    assert reply.status == 200
+    text = reply.text
     assert text, f"no reason given; expected one of {keys}"
     assert len(text) <= CALLBACK_LIMIT
     game = scene.table.record().game
@@ -479,7 +479,7 @@ def test_a_forged_toggle_shows_only_to_its_presser_and_cannot_be_played(lang: st
         message = scene.hand_message_id(awaited)
         with nothing_changes(scene):
             response = table.press(awaited, awaited.id, message, data)
-        assert response["statusCode"] == 200 and answer_text(response) is None
+        assert response.status == 200 and response.text is None
         # The toggle redrew the presser's own message from its data (no read): the forged
         # cards show there, and only there. Its Play is checked against the stored hand.
         assert table.shown_hand(awaited) == forged

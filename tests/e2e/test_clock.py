@@ -10,7 +10,6 @@ a date_time entity each reader's app shows in their own time zone.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -19,14 +18,13 @@ import pytest
 from engine import CLOCK_DEFAULT, Phase, settle, view
 from engine import events as ev
 from engine.cards import RANKS, is_lie
-from handlers import callbacks, timer
+from handlers import callbacks
 from handlers.callbacks import Kind
 from handlers.text import FSI, PDI, RLM, t, tn
 from infra.fake_telegram import StoredMessage, covered, message_update
-from tests.support import GROUP, GROUP_TITLE, Person, by_id, people
-from tests.support.bot import Table, open_and_start, running_bot
-from tests.support.screens import buttons
-from tests.support.updates import answer_text
+from infra.harness import GROUP, GROUP_TITLE, Person, by_id, people
+from infra.harness.bot import Table, open_and_start, running_bot
+from infra.harness.screens import buttons
 
 ANN = Person(101, "Ann")  # opens the game
 BOB = Person(102, "Bob")  # seated
@@ -42,8 +40,7 @@ def plain(text: str | None) -> str:
 
 def fire(table: Table, at: float) -> dict[str, Any]:
     """The timer function on the SQS message set for `at`, delivered at the table's clock."""
-    body = json.dumps({"chat": GROUP, "at": at})
-    return timer.handle({"Records": [{"messageId": f"m{at}", "body": body}]}, table.rt)
+    return table.fire(at)
 
 
 def sent_to(table: Table, chat: int) -> list[str]:
@@ -201,7 +198,7 @@ def test_r20_one_reminder_a_turn_when_a_third_of_the_clock_is_left_whatever_fire
         person = by_id(players, game.awaited)
         assert game.deadline is not None
         at = game.deadline - 20
-        assert table.record().due == at
+        assert table.record().next_look == at
         before, group = len(sent_to(table, person.id)), len(table.tg.calls(chat_id=GROUP))
         table.clock.now = at - 0.001
         fire(table, at)  # early: nothing yet
@@ -216,11 +213,11 @@ def test_r20_one_reminder_a_turn_when_a_third_of_the_clock_is_left_whatever_fire
         ]
         assert len(table.tg.calls(chat_id=GROUP)) == group, "nothing in the group, no redraw"
         assert table.record().reminded == game.turns
-        assert table.record().due == game.deadline, "the deadline's timer is next"
+        assert table.record().next_look == game.deadline, "the deadline's timer is next"
         # The next person's turn has a reminder of its own.
         play_one(table, players)
         game = table.game()
-        assert game.deadline is not None and table.record().due == game.deadline - 20
+        assert game.deadline is not None and table.record().next_look == game.deadline - 20
 
 
 # --- off, and computer players -----------------------------------------------------------------
@@ -237,7 +234,7 @@ def test_r20_off_means_no_clock_and_no_reminder() -> None:
         game = table.game()
         assert game.clock == 0 and view(game, None, table.clock.now).deadline is None
         assert "turn clock" not in table_text(table) and "plays by" not in table_text(table)
-        due = table.record().due
+        due = table.record().next_look
         assert due is not None and due - table.clock.now > 23 * 3600, "only the idle end"
         sent = len(table.tg.calls())
         table.clock.advance(3600)
@@ -261,13 +258,13 @@ def test_r20_computer_players_have_no_clock_and_keep_their_delay() -> None:
                 assert "plays by" in table_text(table)
                 table.play(ANN, {min(table.hand(ANN))})
                 continue
-            assert record.due is not None
+            assert record.next_look is not None
             if game.phase is Phase.PLAY and game.awaited is not None and game.awaited < 0:
                 robot_turns += 1
                 assert game.deadline is None, "a computer player has no clock"
-                assert 3.0 <= record.due - game.updated <= 5.0, "its own short delay"
+                assert 3.0 <= record.next_look - game.updated <= 5.0, "its own short delay"
                 assert "plays by" not in table_text(table)
-            table.clock.now = record.due
+            table.clock.now = record.next_look
             table.tick()
         assert robot_turns and person_turns
 
@@ -302,7 +299,7 @@ def settings_message(table: Table, person: Person) -> StoredMessage:
 
 def press_clock(table: Table, person: Person, message: StoredMessage, seconds: int) -> str | None:
     response = table.press(person, GROUP, message.message_id, clock_button(message, seconds))
-    return answer_text(response)
+    return response.text
 
 
 def test_r20_the_opener_or_an_admin_sets_the_clock_in_the_lobby_and_its_table_shows_it() -> None:
@@ -449,7 +446,7 @@ def test_r20_a_game_with_no_person_left_ends_at_once_and_the_table_and_hands_say
             game = table.game()
             if game.phase is Phase.OVER:
                 break
-            due = table.record().due
+            due = table.record().next_look
             assert due is not None
             table.clock.now = due
             table.tick()
@@ -465,7 +462,7 @@ def test_r20_a_game_with_no_person_left_ends_at_once_and_the_table_and_hands_say
         assert plain(sent_to(table, ANN.id)[-1]) == plain(
             t("en", "clock_forfeit", group=GROUP_TITLE)
         )
-        assert table.record().due is None, "nothing left to time"
+        assert table.record().next_look is None, "nothing left to time"
 
 
 def test_r20_before_any_game_an_admin_sets_the_clock_of_the_first() -> None:
@@ -516,7 +513,7 @@ def test_r20_the_opener_sets_this_games_clock_only_and_the_chats_stays_an_admins
 def fire_due(table: Table, late: float = 0.3) -> None:
     """The SQS message set for the record's `due`, delivered `late` seconds after it, as SQS
     delivers delay messages."""
-    due = table.record().due
+    due = table.record().next_look
     assert due is not None
     table.clock.now = max(table.clock.now, due + late)
     fire(table, due)
@@ -555,7 +552,7 @@ def test_r20_the_tables_play_before_a_computer_player_is_seen_and_open_to_liar()
         assert game.awaited == silent.id and game.deadline is not None
         deadline = game.deadline
         fire_due(table)  # the reminder
-        assert table.game() == game and table.record().due == deadline
+        assert table.game() == game and table.record().next_look == deadline
         fire_due(table)  # the deadline, its message delivered 0.3 s late
         texts.append(table_text(table))
         played = table.game()
@@ -565,7 +562,7 @@ def test_r20_the_tables_play_before_a_computer_player_is_seen_and_open_to_liar()
         assert table_text(table).split("\n")[-1] == (
             f"No play from {silent.name} in 30 s: the table played for them (Called: {n} × {rank})."
         )
-        due = table.record().due
+        due = table.record().next_look
         assert due is not None and 3.0 <= due - deadline <= 5.0, "the computer takes its time"
         # One second later, a Liar! is judged against the table's play.
         table.clock.now = deadline + 1
@@ -620,4 +617,4 @@ def test_r20_a_late_timer_gives_the_next_person_their_clock_from_the_deadline() 
         table.tick()
         game = table.game()
         assert game.plays == 1 and game.deadline == started + 60
-        assert table.record().due == started + 50, "the reminder at a third of 30 s left"
+        assert table.record().next_look == started + 50, "the reminder at a third of 30 s left"

@@ -8,10 +8,9 @@ from engine import Phase, card_name
 from engine.cards import rank_of
 from handlers.callbacks import Kind
 from handlers.text import DEFAULT, SUPPORTED, t
-from tests.support import GROUP, Person, by_id, people
-from tests.support.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
-from tests.support.screens import button, buttons
-from tests.support.updates import answer_text
+from infra.harness import GROUP, Person, by_id, people
+from infra.harness.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
+from infra.harness.screens import button, buttons
 
 
 def truthful_or_any(table: Table, person: Person, at_most: int = 4) -> set[int]:
@@ -115,7 +114,7 @@ def test_a_final_play_left_alone_for_45_seconds_is_let_stand_by_the_table() -> N
         open_and_start(table, players)
         finisher = play_to_a_final_play(table, players, watcher)
         deadline = table.game().deadline
-        assert deadline is not None and table.record().due == deadline
+        assert deadline is not None and table.record().next_look == deadline
         assert table.timers.scheduled[-1] == (GROUP, deadline), "a timer set for the 45th second"
         table.clock.advance(44.9)
         table.tick()
@@ -172,5 +171,5 @@ def test_r6_a_play_button_drawn_before_a_challenge_is_stale_after_it() -> None:
         # one his button was drawn for.
         assert after.awaited == second.id and after.rank != drawn_for
         response = table.press(second, second.id, drawn.message_id, stale)
-        assert answer_text(response) == t("en", "refusal_stale")
+        assert response.text == t("en", "refusal_stale")
         assert table.game() == after, "nothing changed"

@@ -4,9 +4,9 @@ the bot may not write to the player, a button that opens the private chat and se
 from __future__ import annotations
 
 from handlers.text import t
-from tests.support import GROUP, Person, by_id, people
-from tests.support.bot import open_and_start, running_bot
-from tests.support.screens import buttons
+from infra.harness import GROUP, Person, by_id, people
+from infra.harness.bot import open_and_start, running_bot
+from infra.harness.screens import buttons
 
 
 def test_hand_in_the_group_sends_the_hand_in_private_and_says_so_in_the_group() -> None:

@@ -14,9 +14,9 @@ from handlers import logs
 from handlers.callbacks import Kind
 from handlers.store import Record
 from infra.fake_telegram import bad_request, server_error
-from tests.support import GROUP, SECRET, TOKEN, Person, by_id, people
-from tests.support.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
-from tests.support.screens import button
+from infra.harness import GROUP, SECRET, TOKEN, Person, by_id, people
+from infra.harness.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
+from infra.harness.screens import button
 
 SECRETS = (TOKEN, TOKEN.partition(":")[2], SECRET)
 
@@ -67,12 +67,8 @@ def a_whole_game_with_failures(table: Table, players: list[Person]) -> None:
     table.tg.fail_next("editMessageText", GROUP, error=bad_request(echo))
     table.tg.fail_next("sendMessage", GROUP, error=server_error(502))
     finisher = play_to_a_final_play(table, players, watcher)
-    assert (
-        table.post({"update_id": table.updates.next_id(), "message": {}}, secret="forged").get(
-            "statusCode"
-        )
-        == 401
-    )
+    forged = table.post({"update_id": table.updates.next_id(), "message": {}}, secret="forged")
+    assert forged.status == 401
 
     # The store fails with the URL it was given in its error: the webhook logs the traceback.
     store = table.rt.store
@@ -82,7 +78,7 @@ def a_whole_game_with_failures(table: Table, players: list[Person]) -> None:
         raise RuntimeError(f"cannot reach https://example.invalid/{TOKEN}?secret={SECRET}")
 
     store.load = failing  # type: ignore[method-assign]
-    assert table.say(players[0], "/table")["statusCode"] == 500
+    assert table.say(players[0], "/table").status == 500
     store.load = load  # type: ignore[method-assign]
 
     game = table.game()

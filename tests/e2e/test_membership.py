@@ -10,8 +10,8 @@ import pytest
 
 from engine import Phase
 from infra.fake_telegram import api_error, my_chat_member_update, too_many_requests
-from tests.support import GROUP
-from tests.support.bot import running_bot
+from infra.harness import GROUP
+from infra.harness.bot import running_bot
 from tests.support.forum import ANN, BOB, CHLOE, Forum
 
 pytestmark = pytest.mark.usefixtures("ptb_timedelta")
@@ -29,7 +29,9 @@ def assert_all_ended(forum: Forum, topics: list[int | None]) -> None:
     for topic in topics:
         record = forum.record(topic)
         assert record.game is not None and record.game.phase is Phase.OVER, topic
-        assert record.game.winner is None and record.due is None and record.owed is None, topic
+        assert record.game.winner is None and record.next_look is None and record.owed is None, (
+            topic
+        )
 
 
 @pytest.mark.parametrize(
@@ -57,7 +59,7 @@ def test_every_game_of_a_group_the_bot_can_no_longer_write_to_ends_at_once(
         forum.play_one(second)
         assert forum.record(second).owed is not None
         calls = len(forum.tg.calls(chat_id=GROUP))
-        assert forum.post(membership(forum, status, **rights))["statusCode"] == 200
+        assert forum.post(membership(forum, status, **rights)).status == 200
         assert_all_ended(forum, [first, second, None])
         for person in (ANN, BOB, CHLOE):
             hands = [m.text for m in forum.tg.chat_messages(person.id)]

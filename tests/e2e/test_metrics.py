@@ -20,8 +20,8 @@ from engine.events import StopReason
 from handlers.metrics import METRICS, OUTCOME_LOGGERS
 from handlers.outcomes import Result
 from infra.fake_telegram import blocked_by_user, too_many_requests
-from tests.support import GROUP, GROUP_TITLE, by_id, people
-from tests.support.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
+from infra.harness import GROUP, GROUP_TITLE, by_id, people
+from infra.harness.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
 
 NAMESPACE = "Menteur/test"
 STATUS = {200: "TelegramOk", 429: "Telegram429", 403: "Telegram403", 400: "Telegram400"}
@@ -176,7 +176,7 @@ def test_forged_requests_and_failed_updates_are_counted_with_their_update_ids(
     with running_bot(seed=3) as table, captured() as lines:
         with_metrics(table)
         update = table.updates.message(players[0], "/newgame", GROUP)
-        assert table.post(update, secret="not-the-secret")["statusCode"] == 401
+        assert table.post(update, secret="not-the-secret").status == 401
         (forged,) = lines.docs
         assert forged["outcome"] == "refused:secret" and forged["Outcome"] == "forged"
         assert forged["Updates"] == 1 and "chat" not in forged  # nothing of it was read
@@ -185,7 +185,7 @@ def test_forged_requests_and_failed_updates_are_counted_with_their_update_ids(
             raise RuntimeError("the store is down")
 
         monkeypatch.setattr(table.rt.store, "load", failing)
-        assert table.post(update)["statusCode"] == 500
+        assert table.post(update).status == 500
         failed = lines.docs[-1]
         assert failed["update"] == update["update_id"]
         assert failed["outcome"] == "error" and failed["Outcome"] == "error"

@@ -9,8 +9,6 @@ computer players, and names with nothing visible in them.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from engine import Phase, mask_of
@@ -21,9 +19,10 @@ from handlers.names import ROBOT
 from handlers.text import FSI, PDI, RLM, WORD_JOINER, t
 from infra.entities import KINDS, find_entities
 from infra.fake_telegram import blocked_by_user
-from tests.support import GROUP, Person, by_id
-from tests.support.bot import Table, running_bot
-from tests.support.screens import button
+from infra.harness import GROUP, Person, by_id
+from infra.harness.bot import Table, running_bot
+from infra.harness.screens import button
+from infra.harness.updates import Reply
 
 # The issue's names, and more that Telegram would make tappable.
 ISSUE_NAMES = ["/forfeit", "/stop@yourbot", "@someone", "#tag", "$BTC", "example.com", "t.me/x"]
@@ -82,7 +81,7 @@ def new_game(table: Table, opener: Person, title: str) -> None:
     table.post(update)
 
 
-def press_table(table: Table, person: Person, kind: Kind) -> dict[str, Any]:
+def press_table(table: Table, person: Person, kind: Kind) -> Reply:
     return table.press_button(person, table.group_message_with(kind), kind)
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from handlers.callbacks import Kind
 from handlers.text import t
-from tests.support import GROUP, people
-from tests.support.bot import Table, running_bot
+from infra.harness import GROUP, people
+from infra.harness.bot import Table, running_bot
 
 
 def answer(table: Table) -> dict[str, object]:

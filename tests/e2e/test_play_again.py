@@ -9,9 +9,9 @@ from engine import Phase
 from handlers import callbacks
 from handlers.callbacks import Kind, Press
 from handlers.text import SUPPORTED, t
-from tests.support import GROUP, OTHER_GROUP, Person, by_id, people
-from tests.support.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
-from tests.support.screens import button, buttons
+from infra.harness import GROUP, OTHER_GROUP, Person, by_id, people
+from infra.harness.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
+from infra.harness.screens import button, buttons
 
 
 def answer(table: Table) -> dict[str, object]:

@@ -15,16 +15,15 @@ import pytest
 from botocore.exceptions import ClientError
 
 from engine import Phase
-from handlers import callbacks, delivery, telegram_io
+from handlers import callbacks, plan, telegram_io
 from handlers.callbacks import Kind
-from handlers.delivery import GROUP_SENDS_PER_MINUTE, RESERVED_FOR_GAMES
+from handlers.plan import GROUP_SENDS_PER_MINUTE, RESERVED_FOR_GAMES
 from handlers.text import t
 from infra.fake_telegram import StoredMessage, too_many_requests
-from tests.support import GROUP, Person, people
-from tests.support.bot import Table, running_bot
+from infra.harness import GROUP, Person, people
+from infra.harness.bot import Table, running_bot
+from infra.harness.screens import button, buttons
 from tests.support.corpus import Scene
-from tests.support.screens import button, buttons
-from tests.support.updates import answer_text
 
 pytestmark = pytest.mark.usefixtures("ptb_timedelta")
 
@@ -229,7 +228,7 @@ def test_a_write_whose_answer_was_lost_is_recognised_and_its_moments_announced(
         caplog.clear()
         shouter = next(p for p in scene.players if p != person)
         response = table.post(scene.liar(shouter))
-        assert response["statusCode"] == 200 and answer_text(response) is None
+        assert response.status == 200 and response.text is None
         assert table.record().version == version + 1, "written once"
         assert table.game().last is None, "the challenge was settled"
         said = [p for p in group_sends(table) if p["text"].startswith("Challenge")]
@@ -275,7 +274,7 @@ def test_after_a_lost_answer_no_message_keeps_liar_or_let_it_stand_once_the_game
         stand = let_it_stand(scene)
         if lost == "retried by the client":
             scene.client.fail("update_item", answer_lost_then_retried(scene))
-            assert table.post(stand)["statusCode"] == 200
+            assert table.post(stand).status == 200
         else:
 
             def committed_then_lost(real: Any, kwargs: dict[str, Any]) -> Any:
@@ -283,8 +282,8 @@ def test_after_a_lost_answer_no_message_keeps_liar_or_let_it_stand_once_the_game
                 raise ClientError({"Error": {"Code": "InternalServerError", "Message": "x"}}, "x")
 
             scene.client.fail("update_item", committed_then_lost)
-            assert table.post(stand)["statusCode"] == 500
-            assert table.post(stand)["statusCode"] == 200  # Telegram's retry: a duplicate
+            assert table.post(stand).status == 500
+            assert table.post(stand).status == 200  # Telegram's retry: a duplicate
         assert table.game().phase is Phase.OVER
         for message in table.tg.chat_messages(GROUP):
             assert not kinds(table, message) & {Kind.SHOUT, Kind.STAND}, message.text
@@ -307,7 +306,7 @@ def screens_converged(scene: Scene) -> bool:
     now = table.clock.now
     for person in scene.players:
         message = table.tg.message(person.id, record.hand_msgs.get(person.id, 0))
-        drawn = delivery.hand_screen(record, game, person.id, now)
+        drawn = plan.hand_screen(record, game, person.id, now)
         data = [b.data for row in drawn.buttons for b in row]
         if message is None or message.text != drawn.text:
             return False
@@ -329,7 +328,7 @@ def test_screens_a_long_flood_limit_left_stale_are_redrawn_once_by_the_timer() -
         record = table.record()
         owed = record.owed
         assert owed is not None and abs(owed - (table.clock.now + 30)) < 0.01, "the longest wait"
-        assert record.due == owed, "the sweep finds it"
+        assert record.next_look == owed, "the sweep finds it"
         timers = [at for chat, at in table.timers.scheduled if chat == GROUP]
         assert any(abs(at - owed) < 0.01 for at in timers), "an SQS timer too"
         version, calls = record.version, len(table.tg.calls())
@@ -341,7 +340,9 @@ def test_screens_a_long_flood_limit_left_stale_are_redrawn_once_by_the_timer() -
         table.tick()  # the SQS timer and the sweep both fire: one redraw
         after = table.record()
         assert after.owed is None and after.version == version + 1
-        assert after.due is not None and after.due > table.clock.now, "the game's own timer"
+        assert after.next_look is not None and after.next_look > table.clock.now, (
+            "the game's own timer"
+        )
         assert screens_converged(scene)
         redraw = table.tg.calls()[calls:]
         assert len(redraw) <= 1 + len(scene.players), "the table and each hand, once"
@@ -362,7 +363,7 @@ def test_an_end_whose_table_edit_met_a_flood_limit_is_redrawn_without_buttons() 
         assert kinds(table, table_message(scene)) == set()
         assert scene.table_screen() == scene.current_table()
         record = table.record()
-        assert record.owed is None and record.due is None, "nothing left for the timer"
+        assert record.owed is None and record.next_look is None, "nothing left for the timer"
 
 
 def test_an_end_given_up_on_a_429_is_sent_once_telegrams_wait_is_over() -> None:

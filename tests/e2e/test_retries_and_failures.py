@@ -28,11 +28,10 @@ from infra.fake_telegram import (
     server_error,
     too_many_requests,
 )
-from tests.support import GROUP, TOKEN, Person, people
-from tests.support.bot import running_bot
+from infra.harness import GROUP, TOKEN, Person, people
+from infra.harness.bot import running_bot
+from infra.harness.screens import button, card_buttons
 from tests.support.corpus import Scene
-from tests.support.screens import button, card_buttons
-from tests.support.updates import answer_text
 
 NEW_GROUP = -1005550001111  # the supergroup GROUP becomes
 
@@ -108,13 +107,13 @@ def test_an_update_delivered_three_times_is_applied_once() -> None:
         start = version(scene)
         first = table.post(liar)
         after_first = scene.snapshot()
-        assert first["statusCode"] == 200 and version(scene) == start + 1
+        assert first.status == 200 and version(scene) == start + 1
         sends = len(table.tg.calls("sendMessage"))
         edits = len(table.tg.calls("editMessageText", chat_id=GROUP))
         for _ in range(2):
             again = table.post(liar)
-            assert again["statusCode"] == 200
-            assert answer_text(again) is None, "a retried press is answered, without a refusal"
+            assert again.status == 200
+            assert again.text is None, "a retried press is answered, without a refusal"
         assert scene.snapshot() == after_first, "the retries changed nothing"
         assert len(challenge_messages(scene)) == 1, "the group saw the challenge once"
         assert len(table.tg.calls("sendMessage")) == sends, "nothing new was sent"
@@ -130,7 +129,7 @@ def test_an_update_delivered_three_times_is_applied_once() -> None:
         data = scene.play_data(person, {min(scene.hand(person))})
         play = scene.press_update(person, person.id, scene.hand_message_id(person), data)
         for _ in range(3):
-            assert table.post(play)["statusCode"] == 200
+            assert table.post(play).status == 200
         assert len(scene.hand(person)) == held - 1
         assert version(scene) == start + 2
         stop = table.updates.message(scene.players[0], "/stop")
@@ -159,18 +158,18 @@ def test_a_flood_limit_on_the_table_edit_is_waited_out_or_healed_next_time(
         table.tg.fail_next("editMessageText", GROUP, error=too_many_requests(2))
         person = scene.awaited()
         start = version(scene)
-        assert scene.play(person, {min(scene.hand(person))})["statusCode"] == 200
+        assert scene.play(person, {min(scene.hand(person))}).status == 200
         assert version(scene) == start + 1
         assert sleeps == [2.0]
         assert scene.table_screen() == scene.current_table()
         # 429, retry after 30 s: given up at once; the move stands and the next one heals it.
         table.tg.fail_next("editMessageText", GROUP, error=too_many_requests(30))
         person = scene.awaited()
-        assert scene.play(person, {min(scene.hand(person))})["statusCode"] == 200
+        assert scene.play(person, {min(scene.hand(person))}).status == 200
         assert version(scene) == start + 2 and sleeps == [2.0]
         assert scene.table_screen() != scene.current_table(), "the table is stale for now"
         person = scene.awaited()
-        assert scene.play(person, {min(scene.hand(person))})["statusCode"] == 200
+        assert scene.play(person, {min(scene.hand(person))}).status == 200
         assert scene.table_screen() == scene.current_table(), "the next update healed it"
 
 
@@ -182,7 +181,7 @@ def test_server_errors_lose_a_send_but_never_the_move(sleeps: Sleeps) -> None:
         table.tg.fail_next("sendMessage", GROUP, error=server_error(502))
         start = version(scene)
         response = scene.shout(shouter_for(scene))
-        assert response["statusCode"] == 200 and version(scene) == start + 1
+        assert response.status == 200 and version(scene) == start + 1
         assert table.game().last is None, "the challenge was settled"
         failed = [c for c in table.tg.calls("sendMessage", chat_id=GROUP) if not c.ok]
         assert len(failed) == 1 and challenge_messages(scene) == []
@@ -192,11 +191,11 @@ def test_server_errors_lose_a_send_but_never_the_move(sleeps: Sleeps) -> None:
         # A 5xx on a hand's edit: an edit is safe to repeat, so it is retried.
         person = scene.awaited()
         table.tg.fail_next("editMessageText", person.id, error=server_error())
-        assert scene.play(person, {min(scene.hand(person))})["statusCode"] == 200
+        assert scene.play(person, {min(scene.hand(person))}).status == 200
         assert table.shown_hand(person) == scene.hand(person)
         # The game goes on.
         person = scene.awaited()
-        assert scene.play(person, {min(scene.hand(person))})["statusCode"] == 200
+        assert scene.play(person, {min(scene.hand(person))}).status == 200
         assert version(scene) == start + 3
 
 
@@ -210,7 +209,7 @@ def test_a_slow_telegram_times_out_and_the_edit_is_retried() -> None:
         table.tg.fail_next("editMessageText", GROUP, error=delay(2.0))
         person = scene.awaited()
         start = version(scene)
-        assert scene.play(person, {min(scene.hand(person))})["statusCode"] == 200
+        assert scene.play(person, {min(scene.hand(person))}).status == 200
         assert version(scene) == start + 1
         edits = table.tg.calls("editMessageText", chat_id=GROUP)
         # The slow edit took effect; the retry found the text already there: a success.
@@ -226,7 +225,7 @@ def test_message_is_not_modified_counts_as_success(caplog: pytest.LogCaptureFixt
         person = scene.awaited()
         edits = len(table.tg.calls("editMessageText", chat_id=GROUP))
         sends = len(table.tg.calls("sendMessage", chat_id=GROUP))
-        assert scene.play(person, {min(scene.hand(person))})["statusCode"] == 200
+        assert scene.play(person, {min(scene.hand(person))}).status == 200
         assert len(table.tg.calls("editMessageText", chat_id=GROUP)) == edits + 1, "no retry"
         assert not any("given up" in r.getMessage() for r in caplog.records)
         assert len(table.tg.calls("sendMessage", chat_id=GROUP)) == sends, "no new table sent"
@@ -247,16 +246,16 @@ def test_a_player_who_blocks_the_bot_does_not_block_the_game() -> None:
 
         # The move that makes it their turn edits their hand: 403. The move stands.
         start = version(scene)
-        assert scene.play(person, {min(scene.hand(person))})["statusCode"] == 200
+        assert scene.play(person, {min(scene.hand(person))}).status == 200
         assert version(scene) == start + 1 and scene.awaited() == blocked
         assert blocked.id in table.record().unreachable and notices() == 1
         # Their own move still counts, a challenge of it too, and the game goes on; the group
         # is not told again.
-        assert scene.play(blocked, {min(scene.hand(blocked))})["statusCode"] == 200
-        assert scene.shout(mover)["statusCode"] == 200
+        assert scene.play(blocked, {min(scene.hand(blocked))}).status == 200
+        assert scene.shout(mover).status == 200
         for _ in range(3):
             player = scene.awaited()
-            assert scene.play(player, {min(scene.hand(player))})["statusCode"] == 200
+            assert scene.play(player, {min(scene.hand(player))}).status == 200
         assert version(scene) == start + 6 and notices() == 1
         # Unblocked: /hand sends the hand again, and later moves keep it current.
         table.tg.unblock(blocked.id)
@@ -293,7 +292,7 @@ def _the_game_goes_on_in_the_supergroup(scene: Scene) -> None:
     play = button(message, Kind.PLAY)
     assert play is not None
     response = table.press(person, person.id, message.message_id, play)
-    assert answer_text(response) is None, answer_text(response)
+    assert response.text is None, response.text
     record = table.rt.store.load(NEW_GROUP)
     assert record.version == start + 1 and record.game is not None
     assert record.game.last is not None and record.game.ids[record.game.last.seat] == person.id
@@ -305,7 +304,7 @@ def _the_game_goes_on_in_the_supergroup(scene: Scene) -> None:
     assert liar is not None
     shouter = next(p for p in scene.players if p != person)
     response = table.press(shouter, NEW_GROUP, shown.message_id, liar)
-    assert answer_text(response) is None, answer_text(response)
+    assert response.text is None, response.text
     record = table.rt.store.load(NEW_GROUP)
     assert record.version == start + 2 and record.game is not None and record.game.last is None
     assert len(challenge_messages(scene, NEW_GROUP)) >= 1
@@ -321,7 +320,7 @@ def test_a_migration_update_moves_the_game_to_the_supergroup() -> None:
         del service["text"]
         service["chat"]["type"] = "group"
         service["migrate_to_chat_id"] = NEW_GROUP
-        assert table.post(update)["statusCode"] == 200
+        assert table.post(update).status == 200
         _the_game_goes_on_in_the_supergroup(scene)
 
 
@@ -329,7 +328,7 @@ def test_a_chat_migrated_error_on_a_send_moves_the_game() -> None:
     with game_in_play() as scene:
         table = scene.table
         table.tg.fail_next("sendMessage", GROUP, error=chat_migrated(NEW_GROUP))
-        assert table.post(scene.liar(shouter_for(scene)))["statusCode"] == 200
+        assert table.post(scene.liar(shouter_for(scene))).status == 200
         assert len(challenge_messages(scene, NEW_GROUP)) == 1, "sent again, to the supergroup"
         _the_game_goes_on_in_the_supergroup(scene)
 
@@ -346,7 +345,7 @@ def test_a_move_made_on_the_old_chat_id_during_a_migration_lands_in_the_supergro
         # Liar! pressed on the old table (its button names the old chat): refused there, the
         # move is finished, and the shout lands on the game in the supergroup.
         response = table.post(scene.liar(shouter_for(scene)))
-        assert response["statusCode"] == 200 and answer_text(response) is None
+        assert response.status == 200 and response.text is None
         assert table.rt.store.load(GROUP).version == 0
         moved = table.rt.store.load(NEW_GROUP)
         assert moved.version == start + 1 and moved.game is not None
@@ -377,7 +376,7 @@ def _committed_then_lost(real: Any, kwargs: dict[str, Any]) -> Any:
 def _delivered_again_applies_once(scene: Scene, update: dict[str, Any], start: int) -> None:
     """Once the store works again, Telegram's next deliveries apply `update` exactly once."""
     for _ in range(2):
-        assert scene.table.post(update)["statusCode"] == 200
+        assert scene.table.post(update).status == 200
         assert version(scene) == start + 1
 
 
@@ -401,7 +400,7 @@ def test_a_store_failure_before_the_commit_gets_500_then_the_retry_applies_once(
         start, calls = version(scene), len(table.tg.calls())
         scene.client.fail(operation, error)
         response = table.post(liar)
-        assert response["statusCode"] == 500, "nothing committed: Telegram must retry"
+        assert response.status == 500, "nothing committed: Telegram must retry"
         assert version(scene) == start
         assert table.tg.calls()[calls:] == [], "nothing was said about a move not made"
         _delivered_again_applies_once(scene, liar, start)
@@ -417,7 +416,7 @@ def test_a_commit_whose_answer_was_lost_is_not_applied_twice(sleeps: Sleeps) -> 
         play = scene.press_update(person, person.id, scene.hand_message_id(person), data)
         start = version(scene)
         scene.client.fail("update_item", _committed_then_lost)
-        assert table.post(play)["statusCode"] == 500
+        assert table.post(play).status == 500
         assert version(scene) == start + 1, "the write did reach the table"
         _delivered_again_applies_once(scene, play, start)
         assert len(scene.hand(person)) == held - 1
@@ -433,9 +432,9 @@ def test_a_store_failure_after_the_commit_still_gets_200(sleeps: Sleeps) -> None
         # The first write is the move's; the second keeps the new table message's id, and fails.
         scene.client.fail("update_item", lambda real, kwargs: real(**kwargs))
         scene.client.fail("update_item", client_error("ProvisionedThroughputExceededException"))
-        assert table.post(newgame)["statusCode"] == 200, "committed: no retry wanted"
+        assert table.post(newgame).status == 200, "committed: no retry wanted"
         assert version(scene) == start + 1 and table.record().game_id != game_id
-        assert table.post(newgame)["statusCode"] == 200
+        assert table.post(newgame).status == 200
         assert version(scene) == start + 1, "applied once"
         # The table's id was lost: the next update sends the table anew and keeps that one.
         table.join(scene.players[1])
@@ -454,7 +453,7 @@ def test_a_short_storm_of_conflicts_is_absorbed(
         storm = service.MAX_ATTEMPTS - 1
         scene.client.fail("update_item", conditional_failed(scene), times=storm)
         caplog.clear()
-        assert table.post(liar)["statusCode"] == 200
+        assert table.post(liar).status == 200
         assert version(scene) == start + 1 and len(challenge_messages(scene)) == 1
         (outcome,) = logged_outcomes(caplog)
         assert outcome["conflicts"] == storm and outcome["outcome"] == "applied"
@@ -470,7 +469,7 @@ def test_a_long_storm_of_conflicts_gets_500_then_the_retry_applies_once(
         liar = scene.liar(shouter)
         start = version(scene)
         scene.client.fail("update_item", conditional_failed(scene), times=service.MAX_ATTEMPTS)
-        assert table.post(liar)["statusCode"] == 500
+        assert table.post(liar).status == 500
         assert version(scene) == start and challenge_messages(scene) == []
         _delivered_again_applies_once(scene, liar, start)
         assert len(challenge_messages(scene)) == 1

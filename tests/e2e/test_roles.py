@@ -16,11 +16,11 @@ from handlers.app import ANONYMOUS_ADMIN
 from handlers.callbacks import Kind, Press
 from handlers.text import SUPPORTED, t
 from infra.fake_telegram import GROUP_ANONYMOUS_BOT, message_update
-from tests.support import GROUP, Person
-from tests.support.bot import Table, running_bot
+from infra.harness import GROUP, Person
+from infra.harness.bot import Table, running_bot
+from infra.harness.screens import button, buttons
+from infra.harness.updates import Reply
 from tests.support.corpus import CALLBACK_LIMIT, Scene, games
-from tests.support.screens import button, buttons
-from tests.support.updates import answer_text
 
 ANN = Person(101, "Ann")  # opens the game
 BOB = Person(102, "Bob")  # seated
@@ -53,9 +53,7 @@ def replies(table: Table) -> list[str]:
     return [str(c.params["text"]) for c in table.tg.calls("sendMessage", chat_id=GROUP)]
 
 
-def send_as(
-    table: Table, text: str, sender_chat: dict[str, Any], user: dict[str, Any]
-) -> dict[str, Any]:
+def send_as(table: Table, text: str, sender_chat: dict[str, Any], user: dict[str, Any]) -> Reply:
     """A group message written as a chat: the group itself (an anonymous administrator) or a
     channel, through the user Telegram puts in `from` for them."""
     update = table.updates.message(Person(user["id"], user["first_name"]), text, GROUP)
@@ -64,7 +62,7 @@ def send_as(
     return table.post(update)
 
 
-def as_chat(table: Table, text: str, chat: int) -> dict[str, Any]:
+def as_chat(table: Table, text: str, chat: int) -> Reply:
     update = message_update(
         GROUP,
         0,
@@ -76,12 +74,12 @@ def as_chat(table: Table, text: str, chat: int) -> dict[str, Any]:
     return table.post(update)
 
 
-def as_anonymous_admin(table: Table, text: str) -> dict[str, Any]:
+def as_anonymous_admin(table: Table, text: str) -> Reply:
     assert GROUP_ANONYMOUS_BOT["id"] == ANONYMOUS_ADMIN
     return as_chat(table, text, GROUP)
 
 
-def as_channel(table: Table, text: str) -> dict[str, Any]:
+def as_channel(table: Table, text: str) -> Reply:
     return as_chat(table, text, CHANNEL)
 
 
@@ -144,13 +142,13 @@ def test_the_opener_or_an_admin_may_remove_a_computer_player_from_the_lobby() ->
         for person in (bob, eve):  # at the table, or not: neither opened it nor administers it
             with nothing_changes(scene):
                 response = table.press(person, GROUP, message, remove_data(scene, 2))
-            assert answer_text(response) == t("en", "remove_not_allowed")
+            assert response.text == t("en", "remove_not_allowed")
         table.press(ann, GROUP, message, remove_data(scene, 2))
         table.press(ada, GROUP, message, remove_data(scene, 3))
         assert table.game().ids == (bob.id, -1)
         with nothing_changes(scene):  # pressed again, on a stale table
             response = table.press(ann, GROUP, message, remove_data(scene, 3))
-        assert answer_text(response) == t("en", "robot_gone")
+        assert response.text == t("en", "robot_gone")
         # The lobby's table offers a button per computer player left.
         shown = table.tg.message(GROUP, message)
         assert shown is not None
@@ -168,7 +166,7 @@ def test_a_computer_player_cannot_be_removed_once_the_game_runs() -> None:
         for person in (ann, ada):
             with nothing_changes(scene):
                 response = table.press(person, GROUP, table_message(scene), data)
-            assert answer_text(response) == t("en", "refusal_already_started")
+            assert response.text == t("en", "refusal_already_started")
 
 
 def test_a_game_of_computer_players_alone_cannot_start() -> None:
@@ -184,7 +182,7 @@ def test_a_game_of_computer_players_alone_cannot_start() -> None:
         start = callbacks.encode(Press(Kind.START, GROUP, table.record().game_id))
         with nothing_changes(scene):
             response = table.press(ann, GROUP, table_message(scene), start)
-        assert answer_text(response) == t("en", "refusal_no_person_seated")
+        assert response.text == t("en", "refusal_no_person_seated")
 
 
 # --- the language ------------------------------------------------------------------------------
@@ -212,7 +210,7 @@ def test_the_opener_or_an_admin_chooses_the_language() -> None:
         for person in (bob, eve):  # the buttons of someone else's prompt
             with nothing_changes(scene):
                 response = table.press(person, GROUP, message, arabic)
-            assert answer_text(response) == t("en", "refusal_chat_settings")
+            assert response.text == t("en", "refusal_chat_settings")
         table.press(ada, GROUP, message, arabic)
         assert (table.record().lang, table.record().later_lang) == ("ar", None)
         assert replies(table)[-1] == t("ar", "language_set")
@@ -246,7 +244,7 @@ def test_the_opener_sets_this_games_language_only_and_the_next_game_speaks_the_c
         assert replies(table)[-1] == t("en", "refusal_chat_settings")
         english = language_button_of(table, message, 0)
         response = table.press(EVE, GROUP, message, english)  # the lobby's prompt, pressed late
-        assert answer_text(response) == t("en", "refusal_chat_settings")
+        assert response.text == t("en", "refusal_chat_settings")
         assert table.record().lang == "ar"
         table.say(EVE, "/stop")
         table.say(ANN, "/newgame")

@@ -13,13 +13,13 @@ import pytest
 
 from handlers import telegram_io
 from handlers.callbacks import Kind
-from handlers.delivery import LOOKING_SECONDS
+from handlers.plan import LOOKING_SECONDS
 from handlers.text import t
 from infra.fake_telegram import bad_request, too_many_requests
-from tests.support import GROUP, GROUP_TITLE, Person, people
-from tests.support.bot import Table, running_bot
+from infra.harness import GROUP, GROUP_TITLE, Person, people
+from infra.harness.bot import Table, running_bot
+from infra.harness.screens import button, selected
 from tests.support.corpus import Scene
-from tests.support.screens import button, selected
 
 pytestmark = pytest.mark.usefixtures("ptb_timedelta")
 

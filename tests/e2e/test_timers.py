@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import boto3
 import pytest
 
@@ -12,9 +10,10 @@ from handlers import timer
 from handlers.callbacks import Kind
 from handlers.config import Settings
 from handlers.runtime import Runtime, SqsTimers
-from tests.support import GROUP, Person, by_id, people
-from tests.support.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
-from tests.support.memory import MemoryStore
+from infra.harness import GROUP, Person, by_id, people
+from infra.harness.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
+from infra.harness.memory import MemoryStore
+from infra.harness.updates import timer_event
 
 
 def at_a_final_play(table: Table, players: list[Person]) -> tuple[Person, Person, float]:
@@ -115,12 +114,8 @@ def test_the_timer_message_is_a_45_second_sqs_delay_and_fires_through_the_timer_
         attributes = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["All"])
         assert int(attributes["Attributes"]["ApproximateNumberOfMessagesDelayed"]) >= 1
         table.clock.advance(45)
-        event = {
-            "Records": [
-                {"messageId": "m1", "body": json.dumps({"chat": GROUP, "at": deadline})},
-                {"messageId": "m2", "body": "not json"},  # dropped, not retried forever
-            ]
-        }
+        # The second message is dropped, not retried forever.
+        event = timer_event({"chat": GROUP, "at": deadline}, "not json")
         assert timer.handle(event, table.rt) == {"batchItemFailures": []}
         game = table.game()
         assert game.phase is Phase.OVER and game.winner is not None
@@ -149,9 +144,9 @@ def test_computer_players_move_after_their_delay_through_the_same_path() -> None
             if game.awaited == ann.id and game.phase is Phase.DECIDE:
                 table.press_button(ann, table.group_message_with(Kind.STAND), Kind.STAND)
                 continue
-            assert record.due is not None
+            assert record.next_look is not None
             version = record.version
-            table.clock.advance(max(0.0, record.due - table.clock.now - 0.5))
+            table.clock.advance(max(0.0, record.next_look - table.clock.now - 0.5))
             table.tick()
             assert table.record().version == version, "a computer waits its delay"
             table.clock.advance(0.5)
@@ -167,7 +162,7 @@ def test_an_idle_game_ends_and_the_group_is_told() -> None:
     with running_bot(seed=3) as table:
         open_and_start(table, players, "/newgame off")  # with a clock, the table plays on
         updated = table.game().updated
-        due = table.record().due
+        due = table.record().next_look
         assert due is not None and 0 <= due - (updated + 24 * 3600) < 3600, "within the hour"
         assert due % 3600 == 0, "on the hour: moves within the hour leave the index alone"
         table.clock.advance(24 * 3600 - 1)
@@ -179,7 +174,7 @@ def test_an_idle_game_ends_and_the_group_is_told() -> None:
         game = table.game()
         assert game.phase is Phase.OVER and game.stopped and game.updated == due
         assert len(table.tg.calls("sendMessage", chat_id=GROUP)) == sends + 1
-        assert table.record().due is None, "nothing left to time"
+        assert table.record().next_look is None, "nothing left to time"
 
 
 def test_a_timer_that_cannot_be_set_loses_nothing_of_the_committed_move(
@@ -211,7 +206,7 @@ def test_an_idle_lobby_ends_through_the_timer() -> None:
     with running_bot(seed=3) as table:
         table.say(ann, "/newgame")
         table.join(ann)
-        due = table.record().due
+        due = table.record().next_look
         assert due is not None and table.game().phase is Phase.LOBBY
         table.clock.now = due
         table.tick()

@@ -4,17 +4,15 @@ or deleted while a game runs ends that game without a storm of retries."""
 
 from __future__ import annotations
 
-import json
-
 from engine import Phase
 from handlers import callbacks
 from handlers.callbacks import Kind
 from handlers.text import t
 from infra.fake_telegram import my_chat_member_update, topic_closed_update
-from tests.support import GROUP, Person
-from tests.support.bot import running_bot
+from infra.harness import GROUP, Person
+from infra.harness.bot import running_bot
+from infra.harness.screens import button
 from tests.support.forum import ANN, BOB, CHLOE, Forum
-from tests.support.screens import button
 
 
 def test_each_topic_has_its_game_and_every_message_of_a_game_goes_to_its_topic() -> None:
@@ -75,7 +73,7 @@ def test_a_button_from_one_topic_cannot_act_on_another_topics_game() -> None:
             callbacks.Press(Kind.JOIN, GROUP, callbacks.decode(join).game, topic=first)
         )
         response = forum.press(CHLOE, message, forged)  # pressed in the second topic
-        assert json.loads(response["body"]).get("text"), "refused"
+        assert response.text, "refused"
 
 
 def test_timers_name_the_topic_and_fire_on_its_game() -> None:
@@ -88,13 +86,13 @@ def test_timers_name_the_topic_and_fire_on_its_game() -> None:
         forum.press_kind(ANN, forum.table_message(topic), Kind.START)
         assert table.timers.topics[-1] == topic
         record = forum.record(topic)
-        assert record.due is not None
+        assert record.next_look is not None
         for _ in range(30):  # the computer player moves at its time, through the sweep
             game = forum.record(topic).game
             assert game is not None
             if game.phase is Phase.OVER or game.awaited == ANN.id:
                 break
-            due = forum.record(topic).due
+            due = forum.record(topic).next_look
             assert due is not None
             table.clock.advance(max(0.0, due - table.clock.now) + 0.01)
             table.tick()
@@ -118,10 +116,12 @@ def test_a_topic_closed_while_a_game_runs_ends_that_game_only() -> None:
         service = topic_closed_update(
             GROUP, ANN.id, closed, update_id=table.updates.next_id(), date=table.clock.now
         )
-        assert forum.post(service)["statusCode"] == 200
+        assert forum.post(service).status == 200
         ended = forum.record(closed)
         assert ended.game is not None and ended.game.phase is Phase.OVER
-        assert ended.game.winner is None and ended.due is None, "no winner; nothing for the timer"
+        assert ended.game.winner is None and ended.next_look is None, (
+            "no winner; nothing for the timer"
+        )
         assert len(forum.group_sends()) == sends, "nothing is sent into a closed topic"
         for person in (ANN, BOB):
             assert forum.hand(person, closed).text.endswith("Game stopped — no winner."), person  # type: ignore[union-attr]
@@ -173,14 +173,14 @@ def test_a_removal_delivered_again_sends_nothing_into_the_group_that_removed_the
         forum.play_one(first)
         update = my_chat_member_update(GROUP, "left", by=ANN.id, update_id=table.updates.next_id())
         update["my_chat_member"]["chat"]["is_forum"] = True
-        assert forum.post(update)["statusCode"] == 200
+        assert forum.post(update).status == 200
         for topic in (first, second):
             ended = forum.record(topic).game
             assert ended is not None and ended.phase is Phase.OVER, topic
         calls = len(forum.tg.calls(chat_id=GROUP))
         versions = [forum.record(topic).version for topic in (first, second)]
         for _ in range(2):
-            assert forum.post(update)["statusCode"] == 200
+            assert forum.post(update).status == 200
         assert forum.tg.calls(chat_id=GROUP)[calls:] == [], "nothing more into the group"
         assert [forum.record(topic).version for topic in (first, second)] == versions
         for person in (ANN, BOB, CHLOE):  # each private hand still says how it ended

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from engine import Phase
 from handlers.callbacks import Kind
-from handlers.delivery import LOOKING_SECONDS
+from handlers.plan import LOOKING_SECONDS
 from handlers.text import t
-from tests.support import GROUP_TITLE, Person, by_id, people
-from tests.support.bot import Table, open_and_start, running_bot
-from tests.support.screens import buttons
+from infra.harness import GROUP_TITLE, Person, by_id, people
+from infra.harness.bot import Table, open_and_start, running_bot
+from infra.harness.screens import buttons
 
 
 def with_buttons(table: Table, person: Person) -> list[int]:

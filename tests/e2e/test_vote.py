@@ -5,21 +5,19 @@ counts, until their clock is over (90 s when it is off: a deadline the timer dec
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
 
 from engine import UNTIMED_TURN, Phase
-from handlers import callbacks, timer
+from handlers import callbacks
 from handlers.callbacks import Kind, Press
 from handlers.text import FSI, PDI, RLM, t
-from tests.support import GROUP, Person
-from tests.support.bot import Table, running_bot
+from infra.harness import GROUP, Person
+from infra.harness.bot import Table, running_bot
+from infra.harness.screens import button, button_texts
 from tests.support.corpus import CALLBACK_LIMIT, Scene, games
-from tests.support.screens import button, button_texts
-from tests.support.updates import answer_text
 
 ANN = Person(101, "Ann")  # opens the game and sits
 BOB = Person(102, "Bob")
@@ -60,7 +58,7 @@ def vote(table: Table, person: Person) -> str | None:
     message = table.tg.message(GROUP, table.record().table_msg or 0)
     data = button(message, Kind.VOTE)
     assert data is not None, "the table offers End game"
-    return answer_text(table.press(person, GROUP, message.message_id if message else 0, data))
+    return table.press(person, GROUP, message.message_id if message else 0, data).text
 
 
 def voters(scene: Scene) -> list[Person]:
@@ -125,14 +123,14 @@ def test_r18_a_second_vote_a_stranger_and_an_old_button_are_refused_in_the_press
         record = table.record()
         other = callbacks.encode(Press(Kind.VOTE, GROUP, record.game_id + 1))
         before = games(scene)
-        said = answer_text(table.press(first, GROUP, record.table_msg or 0, other))
+        said = table.press(first, GROUP, record.table_msg or 0, other).text
         assert said == t(lang, "old_game") and games(scene) == before
         # After the end, the End game of an old copy of the table is told the game is over.
         stale = callbacks.encode(Press(Kind.VOTE, GROUP, record.game_id))
         for person in voters(scene)[1:]:
             vote(table, person)
         assert table.game().phase is Phase.OVER
-        said = answer_text(table.press(first, GROUP, record.table_msg or 0, stale))
+        said = table.press(first, GROUP, record.table_msg or 0, stale).text
         assert said == t(lang, "refusal_game_over")
 
 
@@ -191,13 +189,12 @@ def test_r18_with_the_clock_off_the_timer_ends_the_vote_90_seconds_into_a_silent
         table = scene.table
         begun = table.clock.now
         first, second, awaited = voters(scene)
-        assert table.record().due != begun + UNTIMED_TURN, "no timer while nobody voted"
+        assert table.record().next_look != begun + UNTIMED_TURN, "no timer while nobody voted"
         table.clock.advance(10)
         vote(table, first)
-        assert table.record().due == begun + UNTIMED_TURN, "the timer is set for that instant"
+        assert table.record().next_look == begun + UNTIMED_TURN, "the timer is set for that instant"
         table.clock.now = begun + UNTIMED_TURN  # the SQS message, on time
-        body = json.dumps({"chat": GROUP, "at": begun + UNTIMED_TURN})
-        timer.handle({"Records": [{"messageId": "m", "body": body}]}, table.rt)
+        table.fire(begun + UNTIMED_TURN)
         assert table.game().phase is Phase.PLAY, "the second one has not voted"
         assert table_text(table)[1].endswith("End game 1/2"), "the awaited one no longer counts"
         table.clock.advance(5)

@@ -15,8 +15,8 @@ holds the development packages too; that would prove nothing about the declared 
 So the dependencies really are installed into the artifact, but from wheels cached under
 `.venv/artifact-wheels/`, pinned to the versions installed in `.venv` (the versions the rest of
 the suite ran against). The first run downloads them from the package registry with the
-Makefile's platform flags (a few seconds); later runs need no network, and a build takes about
-5 seconds. The cache lives in `.venv`, so it goes when the environment is rebuilt.
+Makefile's platform flags; later runs need no network. The cache lives in `.venv`, so it goes
+when the environment is rebuilt.
 
 The interpreter is the one running the tests (3.11 here, where the functions run 3.12): every
 dependency is pure Python today, and pip is told `--python-version 3.12`, so the wheel choice is
@@ -305,7 +305,7 @@ def test_every_handler_imports_and_runs_from_the_artifact_alone(artifact: Path) 
 
 def test_sam_builds_in_the_project_folder_one_function_at_a_time() -> None:
     """`sam build` copied the whole folder, the 400+ MB .venv included, once per function
-    before running the Makefile, several times slower than building in place. samconfig.toml
+    before running the Makefile, where building in place copies nothing. samconfig.toml
     makes building in place the default; the three builds run pip in the same folder, so one
     after the other."""
     config = tomllib.loads((ROOT / "samconfig.toml").read_text())

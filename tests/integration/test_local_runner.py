@@ -27,10 +27,10 @@ from handlers.callbacks import Kind
 from handlers.config import Settings
 from handlers.dynamo import DynamoStore
 from infra.fake_telegram import FakeTelegram
+from infra.harness import Clock, Person
+from infra.harness.updates import Updates
 from infra.runner import OFFLINE_TABLE, Interrupts, LocalBot, Poller
 from infra.terminal import ACTION_KEYS, GROUP, PERSON, OfflineTable, plain_text, run_terminal
-from tests.support import Clock, Person
-from tests.support.updates import Updates
 
 ROOT = Path(__file__).resolve().parents[2]
 ANN = Person(7, "Ann")

@@ -43,21 +43,21 @@ from engine import (
     settle,
 )
 from engine.cards import rank_of
-from handlers import callbacks, delivery, render, timer
+from handlers import callbacks, plan, render
 from handlers.callbacks import Kind
 from handlers.text import t
-from tests.support import GROUP, Person, people
-from tests.support.screens import button
-from tests.support.stack import (
+from infra.harness import GROUP, Person, people
+from infra.harness.screens import button
+from infra.harness.stack import (
     Container,
     Outcomes,
-    Reply,
     Stack,
     held,
     open_game,
     play_update,
     select,
 )
+from infra.harness.updates import Reply
 
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None, reason="Node.js (`node`) is not on PATH: dynalite cannot run"
@@ -377,11 +377,6 @@ def final_play(stack: Stack, racers: list[Container]) -> Prepared:
     raise AssertionError("no final play")
 
 
-def timer_event(chat: int, at: float) -> dict[str, Any]:
-    """What SQS hands the timer function for a timer set for `at`."""
-    return {"Records": [{"messageId": f"m{at}", "body": json.dumps({"chat": chat, "at": at})}]}
-
-
 def race_with_the_timer(  # noqa: PLR0917
     stack: Stack,
     prep: Prepared,
@@ -409,7 +404,7 @@ def race_with_the_timer(  # noqa: PLR0917
         return human.post(update)
 
     def fire() -> dict[str, Any]:
-        return timer.handle(timer_event(prep.chat, deadline), box.rt)
+        return box.fire({"chat": prep.chat, "at": deadline})
 
     reply, _ = at_once(press, fire)
     by_human, by_timer = human.store.commits - commits[0], box.store.commits - commits[1]
@@ -561,7 +556,7 @@ def test_r20_a_reminders_timer_fired_twice_at_once_sends_one_reminder(
         sent = len(stack.tg.calls("sendMessage", chat_id=person))
         commits = first.store.commits + second.store.commits
 
-        at_once(*(lambda c=c: timer.handle(timer_event(chat, at), c.rt) for c in (first, second)))
+        at_once(*(lambda c=c: c.fire({"chat": chat, "at": at}) for c in (first, second)))
 
         assert first.store.commits + second.store.commits - commits == 1, "one write"
         assert len(stack.tg.calls("sendMessage", chat_id=person)) == sent + 1, "one reminder"
@@ -632,7 +627,7 @@ def crash_after_write(stack: Stack, update: dict[str, Any], now: float) -> None:
         [
             sys.executable,
             "-m",
-            "tests.support.stack",
+            "infra.harness.stack",
             "crash-after-write",
             json.dumps(config),
             json.dumps(update),
@@ -660,7 +655,7 @@ def assert_screens_show(stack: Stack, chat: int, now: float) -> None:
         b.data for row in expected.buttons for b in row
     ]
     for player in game.ids:
-        expected = delivery.hand_screen(record, game, player, now)
+        expected = plan.hand_screen(record, game, player, now)
         message = stack.tg.message(player, record.hand_msgs[player])
         assert message is not None
         assert message.text == expected.text, player

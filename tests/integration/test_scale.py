@@ -14,7 +14,7 @@ much CPU as the bot itself; every other test of the bot goes over real HTTP.
 The games are dealt out in shares, each a test of its own (`slow`), which pytest-xdist hands to
 whichever worker is free: 20 shares of 10 games through the bot (about 5 s of CPU each), 40 of
 250 games through the engine (about 2 s each), and 10 shares of 20 games through the bot in
-which people stop answering (`tests.support.stalling`, R20; about 3 s each), on a simulated
+which people stop answering (`infra.harness.stalling`, R20; about 3 s each), on a simulated
 clock with SQS's delays. Seeds go round the shares, so each share has every table size from 2
 to 8; in each share, the first game's deciders always leave a final play to the timer, so every
 share also ends a game at the 45th second (and the first stalling game, for want of people).
@@ -51,10 +51,10 @@ from engine import events as ev
 from handlers import callbacks, timer
 from handlers.callbacks import Kind
 from infra.fake_telegram import StoredMessage
-from tests.support import GROUP, Person, people
-from tests.support.screens import button, shown_cards
-from tests.support.stack import Container, Stack, held, open_game, select
-from tests.support.stalling import play_stalling_games
+from infra.harness import GROUP, Person, people
+from infra.harness.screens import button, shown_cards
+from infra.harness.stack import Container, Stack, held, open_game, select
+from infra.harness.stalling import play_stalling_games
 from tests.unit.test_properties import check_invariants, play_out
 
 STACK_GAMES = int(os.environ.get("MENTEUR_STACK_GAMES", "200"))

@@ -15,16 +15,16 @@ from moto import mock_aws
 
 from engine import CLOCK_DEFAULT, Join, Phase, Start, apply, open_table, view
 from engine import events as ev
-from handlers import moments, names
+from handlers import announcements, names
 from handlers.dynamo import DynamoStore
 from handlers.names import NAME_LENGTH
 from handlers.outbox import Parcel
 from handlers.store import Conflict, Record, Store
 from handlers.text import SUPPORTED
 from infra.dynalite import Dynalite
+from infra.harness.items import dynamodb, game_items, item_size
+from infra.harness.memory import MemoryStore
 from infra.table import create_table
-from tests.support.items import dynamodb, game_items, item_size
-from tests.support.memory import MemoryStore
 
 CHAT = -100123
 
@@ -84,14 +84,14 @@ def test_what_is_saved_is_read_back(store: Store) -> None:
     record = a_record()
     record.updates, record.note = [9, 7, 8], "n"
     record.outbox = [Parcel(16, 9, 100, (ev.Stopped(1),))]
-    record.due, record.expires = 145.25, 900
+    record.next_look, record.expires = 145.25, 900
     store.save(record, new_game=True)
     again = store.load(CHAT)
     assert again.version == 1
     assert (again.game, again.game_id, again.lang, again.title) == (record.game, 1, "ar", "Friday")
     assert (again.langs, again.updates, again.note) == ({2: "en"}, [9, 7, 8], "n")
     assert again.outbox == record.outbox and again.marks == {}
-    assert (again.due, again.expires) == (145.25, 900)
+    assert (again.next_look, again.expires) == (145.25, 900)
 
 
 def test_r20_the_chats_clock_and_the_reminded_moment_are_read_back(store: Store) -> None:
@@ -236,27 +236,27 @@ def test_who_could_not_be_reached_is_forgotten_when_a_new_game_opens(store: Stor
 def test_due_lists_the_chats_whose_timer_has_come(store: Store) -> None:
     for chat, due in ((-1, 50.0), (-2, 150.0), (-3, None)):
         record = a_record(chat)
-        record.due = due
+        record.next_look = due
         store.save(record, new_game=True)
-    assert store.due(100.0) == [(-1, None)]
-    assert sorted(store.due(200.0)) == [(-2, None), (-1, None)]
+    assert store.overdue(100.0) == [(-1, None)]
+    assert sorted(store.overdue(200.0)) == [(-2, None), (-1, None)]
     record = store.load(-1)
-    record.due = None
+    record.next_look = None
     store.save(record)
-    assert store.due(200.0) == [(-2, None)]
+    assert store.overdue(200.0) == [(-2, None)]
 
 
 def test_an_owed_redraw_keeps_the_latest_mark_and_is_found_by_the_sweep(store: Store) -> None:
     record = a_record()
-    record.due = 500.0
+    record.next_look = 500.0
     store.save(record, new_game=True)
     store.owe(CHAT, 130.25)
     store.owe(CHAT, 120.0)  # an earlier wait: the later mark covers it
     record = store.load(CHAT)
-    assert (record.owed, record.due) == (130.25, 130.25)
-    assert store.due(131.0) == [(CHAT, None)]
+    assert (record.owed, record.next_look) == (130.25, 130.25)
+    assert store.overdue(131.0) == [(CHAT, None)]
     store.owe(CHAT, 140.0)  # a longer wait: the mark moves; `due` stays as early as it was
-    assert (store.load(CHAT).owed, store.load(CHAT).due) == (140.0, 130.25)
+    assert (store.load(CHAT).owed, store.load(CHAT).next_look) == (140.0, 130.25)
     store.owe(-999, 150.0)  # no game there: nothing is made
     assert store.load(-999).version == 0
 
@@ -442,10 +442,10 @@ def eight_player_item(monkeypatch: pytest.MonkeyPatch, name: str, title: str) ->
             Parcel(16 * 13 + 1, 912_345_714, 1_764_400_045, (challenge, won)),
         ]
         record.note = max(
-            (moments.note([challenge], game, lang) or "" for lang in SUPPORTED),
+            (announcements.note([challenge], game, lang) or "" for lang in SUPPORTED),
             key=lambda note: len(note.encode()),
         )
-        record.due, record.expires = 1_764_400_045.125, 1_765_000_000
+        record.next_look, record.expires = 1_764_400_045.125, 1_765_000_000
         store.save(record, new_game=True)
         store.remember(chat, 12, table=123, final=456, hands=dict.fromkeys(game.ids, 9_999))
         store.remember(chat, 12, unreachable={7_000_000_002})

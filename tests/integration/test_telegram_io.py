@@ -36,7 +36,7 @@ from infra.fake_telegram import (
     together,
     too_many_requests,
 )
-from tests.support import GROUP, TOKEN, Run
+from infra.harness import GROUP, TOKEN, Run
 
 ALICE = 4242
 BOB = 4343

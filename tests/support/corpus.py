@@ -25,10 +25,10 @@ from handlers.callbacks import Kind, Press
 from handlers.dynamo import DynamoStore, unpack
 from handlers.text import SUPPORTED, t
 from handlers.webhook import SECRET_HEADER
-from tests.support import GROUP, OTHER_GROUP, SECRET, TOKEN, Person
-from tests.support.bot import Table
-from tests.support.screens import buttons, cards_in_text
-from tests.support.updates import Updates, event
+from infra.harness import GROUP, OTHER_GROUP, SECRET, TOKEN, Person
+from infra.harness.bot import Table, open_and_start
+from infra.harness.screens import buttons, cards_in_text
+from infra.harness.updates import Reply, Updates, event
 
 STRANGER = Person(555, "Eve")
 ARABIC = re.compile(r"[\u0600-\u06ff]")
@@ -108,12 +108,7 @@ class Scene:
         return self.table.deliver(ev)
 
     def start(self) -> None:
-        table, opener = self.table, self.players[0]
-        table.say(opener, "/newgame")
-        for person in self.players:
-            table.join(person)
-        table.press_button(opener, table.group_message_with(Kind.START), Kind.START)
-        assert table.game().phase is Phase.PLAY
+        open_and_start(self.table, self.players)
 
     def by_id(self, player: int | None) -> Person:
         return next(p for p in self.players if p.id == player)
@@ -138,7 +133,7 @@ class Scene:
         assert message is not None, f"{person.name} has no hand message"
         return message
 
-    def play(self, person: Person, cards: set[int]) -> dict[str, Any]:
+    def play(self, person: Person, cards: set[int]) -> Reply:
         """Press Play in the person's private hand message, with `cards` selected."""
         data = self.play_data(person, cards)
         return self.table.press(person, person.id, self.hand_message_id(person), data)
@@ -199,7 +194,7 @@ class Scene:
         self.revealed |= {card_name(c) for c in range(52) if last.cards >> c & 1}
         return self.press_update(person, GROUP, self.table_message_id(), self.shout_data())
 
-    def shout(self, person: Person) -> dict[str, Any]:
+    def shout(self, person: Person) -> Reply:
         """Liar! from the group's table message; the cards it turns over become public."""
         last = self.table.game().last
         response = self.table.press(person, GROUP, self.table_message_id(), self.shout_data())

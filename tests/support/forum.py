@@ -9,9 +9,10 @@ from handlers import callbacks
 from handlers.callbacks import Kind
 from handlers.store import Record
 from infra.fake_telegram import StoredMessage
-from tests.support import GROUP, Person
-from tests.support.bot import Table
-from tests.support.screens import button, button_texts, buttons
+from infra.harness import GROUP, Person
+from infra.harness.bot import Table
+from infra.harness.screens import button, button_texts, buttons
+from infra.harness.updates import Reply
 
 ANN, BOB, CHLOE = Person(101, "Ann"), Person(102, "Bob"), Person(103, "Chloé")
 
@@ -23,15 +24,15 @@ class Forum:
         self.table = table
         self.tg = table.tg
 
-    def post(self, update: dict[str, Any]) -> dict[str, Any]:
+    def post(self, update: dict[str, Any]) -> Reply:
         return self.table.post(update)
 
-    def say(self, person: Person, text: str, topic: int | None) -> dict[str, Any]:
+    def say(self, person: Person, text: str, topic: int | None) -> Reply:
         update = self.table.updates.message(person, text, GROUP, thread=topic)
         update["message"]["chat"]["is_forum"] = True  # the General topic's messages too
         return self.post(update)
 
-    def press(self, person: Person, message: StoredMessage, data: str) -> dict[str, Any]:
+    def press(self, person: Person, message: StoredMessage, data: str) -> Reply:
         update = self.table.updates.press(
             person, message.chat_id, message.message_id, data, shown=message, thread=message.thread
         )
@@ -39,7 +40,7 @@ class Forum:
             update["callback_query"]["message"]["chat"]["is_forum"] = True
         return self.post(update)
 
-    def press_kind(self, person: Person, message: StoredMessage, kind: Kind) -> dict[str, Any]:
+    def press_kind(self, person: Person, message: StoredMessage, kind: Kind) -> Reply:
         data = button(message, kind)
         assert data is not None, f"no {kind.name} in {button_texts(message)}"
         return self.press(person, message, data)

@@ -7,7 +7,7 @@ import pytest
 
 from engine import Game, MenteurError, Phase, apply, encode, mask_of, parse_card
 from engine.cards import FULL_DECK, RANKS
-from tests.support import NAMES, T0
+from infra.harness import NAMES, T0
 
 
 def cards(text: str) -> int:

@@ -10,12 +10,12 @@ import pytest
 
 from engine import CLOCK_CHOICES, Game, Play, apply, settle
 from engine import events as ev
-from handlers import moments, render
+from handlers import announcements, render
 from handlers.callbacks import Kind, Place, decode
 from handlers.lobby import clock_choice
 from handlers.screens import TimeSpan, time_of_day, timed
 from handlers.text import FSI, PDI, RLM, SUPPORTED, t
-from tests.support import T0
+from infra.harness import T0
 from tests.support.games import cards
 from tests.support.games import table as dealt
 
@@ -95,11 +95,11 @@ def test_r20_a_final_play_made_by_the_table_is_told_so(lang: str) -> None:
     game = clocked("5♠", "3♠ 4♠", "6♠", rank="5")
     after, events = settle(game, T0 + 30)
     assert [type(e) for e in events] == [ev.TablePlayed, ev.Called, ev.FinalPlay]
-    said = moments.note(events, after, lang, game)
+    said = announcements.note(events, after, lang, game)
     expected = t(lang, "note_table_final", name="Ann", seconds=30, n=1, rank="5")
     assert said == expected
     by_hand = apply(game, Play(1, cards("5♠")), T0)
-    assert moments.note(by_hand[1], by_hand[0], lang, game) == t(
+    assert announcements.note(by_hand[1], by_hand[0], lang, game) == t(
         lang, "note_final", player="Ann", n=1, rank="5"
     )
 
@@ -109,7 +109,9 @@ def test_r20_the_forfeit_after_a_second_run_out_is_told_so(lang: str) -> None:
     game = dataclasses.replace(clocked("A♠ 2♠", "3♠ 4♠", "5♠"), ran_out=1)
     after, events = settle(game, T0 + 30)
     assert ev.Forfeited(1, clock=True) in events
-    assert moments.note(events, after, lang, game) == t(lang, "note_forfeited_clock", name="Ann")
+    assert announcements.note(events, after, lang, game) == t(
+        lang, "note_forfeited_clock", name="Ann"
+    )
     if lang == "en":
         assert plain(t(lang, "note_forfeited_clock", name="Ann")) == (
             "Ann forfeits: two turns without a play."

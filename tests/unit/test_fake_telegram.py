@@ -50,7 +50,7 @@ from infra.fake_telegram import (
     too_many_requests,
     topic_closed_update,
 )
-from tests.support import GROUP, TOKEN, Run
+from infra.harness import GROUP, TOKEN, Run
 
 ALICE = 4242
 

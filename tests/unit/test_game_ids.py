@@ -12,7 +12,7 @@ from handlers.callbacks import GAME_IDS, decode
 from handlers.outcomes import Result, Why
 from handlers.service import Service
 from handlers.store import Record
-from tests.support.memory import MemoryStore
+from infra.harness.memory import MemoryStore
 
 CHAT = -1001234567890
 T0 = 1_764_400_000.0

@@ -47,14 +47,14 @@ def test_a_parcel_carries_what_its_message_names_and_nothing_else() -> None:
 def test_who_takes_a_parcel() -> None:
     unmarked = Parcel(16, 912, 1000, (CHALLENGED,))
     # Given up after the write (a flood limit): anyone, at once; sent: nobody.
-    assert outbox.due(unmarked, {16: False}, None, 1000)
-    assert not outbox.due(unmarked, {16: True}, 912, 1000 + GRACE)
+    assert outbox.ours_to_send(unmarked, {16: False}, None, 1000)
+    assert not outbox.ours_to_send(unmarked, {16: True}, 912, 1000 + GRACE)
     # Not marked yet: its writer may still be sending. The same update delivered again (its
     # first delivery died) takes it; anyone else once the writer must be gone.
-    assert outbox.due(unmarked, {}, 912, 1001)
-    assert not outbox.due(unmarked, {}, 913, 1001)
-    assert not outbox.due(unmarked, {}, None, 1000 + GRACE - 1)
-    assert outbox.due(unmarked, {}, None, 1000 + GRACE)
+    assert outbox.ours_to_send(unmarked, {}, 912, 1001)
+    assert not outbox.ours_to_send(unmarked, {}, 913, 1001)
+    assert not outbox.ours_to_send(unmarked, {}, None, 1000 + GRACE - 1)
+    assert outbox.ours_to_send(unmarked, {}, None, 1000 + GRACE)
 
 
 def test_a_decision_already_taken_is_not_asked_for_late() -> None:
@@ -64,4 +64,4 @@ def test_a_decision_already_taken_is_not_asked_for_late() -> None:
     assert outbox.stale(final, game), "the final play was settled: its buttons would be refused"
     assert not outbox.stale(Parcel(17, 912, 1000, (CHALLENGED,)), game), "a challenge stays"
     record = Record(-100, game=game, outbox=[final])
-    assert outbox.pack(record, [], 1000.0) == [] and record.outbox == []
+    assert outbox.pack(record, [], 1000.0) == ([], [])

@@ -45,11 +45,11 @@ from engine import (
 )
 from engine import events as ev
 from engine.moves import Expire, Move
-from handlers import moments, names, render, text
+from handlers import announcements, names, render, text
 from handlers.callbacks import MAX_BYTES, NO_RANK, Kind, Place, Press, decode
 from handlers.screens import Screen
 from handlers.text import FSI, PDI, RLM, SUPPORTED, isolate, language_of, t, tn
-from tests.support import T0
+from infra.harness import T0
 from tests.support.games import cards
 from tests.support.games import table as dealt
 
@@ -534,15 +534,17 @@ def test_every_screen_tells_equal_names_apart_and_marks_computer_players() -> No
     assert ranking[1] == "🤖 Robot 1 wins."
     assert "2. Robot 1 · left the game" in ranking and "4. Sam · left the game" in ranking
     assert "3. sam\u00a0² · left the game" in ranking
-    assert plain(moments.note(more, over, "en") or "") == "sam\u00a0² left the game (forfeit)."
+    assert (
+        plain(announcements.note(more, over, "en") or "") == "sam\u00a0² left the game (forfeit)."
+    )
     lobby = open_table(1, T0)
     for player, name in ((1, "Sam"), (-1, "Robot 1"), (2, "Sam")):
         lobby, _ = apply(lobby, Join(player, name), T0)
     after, left = apply(lobby, Leave(2), T0)
-    assert plain(moments.note(left, after, "en", lobby) or "") == "Sam\u00a0² left the table."
+    assert plain(announcements.note(left, after, "en", lobby) or "") == "Sam\u00a0² left the table."
     after, left = apply(lobby, Leave(-1), T0)
-    assert plain(moments.note(left, after, "en", lobby) or "") == "🤖 Robot 1 left the table."
-    (won,) = moments.moments(events + more + last, over, PLACE, "en", T0)
+    assert plain(announcements.note(left, after, "en", lobby) or "") == "🤖 Robot 1 left the table."
+    (won,) = announcements.messages(events + more + last, over, PLACE, "en", T0)
     assert plain(won.text).startswith("🤖 Robot 1 wins!")
 
 
@@ -622,7 +624,7 @@ def test_r18_end_game_sits_under_the_moves_and_counts_the_votes_once_someone_vot
         ("en", "End game 1/4", "Ann voted to end the game (1/4)."),
         ("ar", "إنهاء المباراة (1 من 4)", "صوّت Ann لإنهاء المباراة (1 من 4)."),
     ):
-        screen = render.table(game, PLACE, lang, T0, moments.note(events, game, lang))
+        screen = render.table(game, PLACE, lang, T0, announcements.note(events, game, lang))
         assert buttons(screen)[-1] == (label, Press(Kind.VOTE, CHAT, GAME_ID))
         assert lines_of(screen)[-1] == said
         check_direction(screen.text, lang)
@@ -632,7 +634,9 @@ def test_r18_end_game_sits_under_the_moves_and_counts_the_votes_once_someone_vot
 
 def test_r18_the_awaited_persons_vote_counts_and_is_not_needed_after_90_seconds() -> None:
     game, events = apply(lie_on_the_pile(), VoteEnd(3), T0)  # Chloé, who is to play
-    assert plain(moments.note(events, game, "en") or "") == "Chloé voted to end the game (1/4)."
+    assert (
+        plain(announcements.note(events, game, "en") or "") == "Chloé voted to end the game (1/4)."
+    )
     assert rows_of(render.table(game, PLACE, "en", T0))[-1] == ["End game 1/4"]
     game, _ = apply(game, VoteEnd(1), T0 + 1)
     assert rows_of(render.table(game, PLACE, "en", T0 + 89))[-1] == ["End game 2/4"]
@@ -647,7 +651,7 @@ def test_r18_the_last_vote_stops_the_game_and_its_buttons_go() -> None:
         game, _ = apply(game, VoteEnd(player), T0)
     game, events = apply(game, VoteEnd(4), T0)
     assert events[-1] == ev.Stopped(None, ev.StopReason.VOTE)
-    note = moments.note(events, game, "en")
+    note = announcements.note(events, game, "en")
     assert plain(note or "") == "The players voted to end the game: no winner."
     screen = render.table(game, PLACE, "en", T0, note)
     assert lines_of(screen) == [
@@ -687,7 +691,7 @@ def test_the_end_shows_the_winner_and_the_final_ranking_with_cards_left() -> Non
 
 def test_a_stopped_game_says_there_is_no_winner() -> None:
     game, events = apply(lie_on_the_pile(), Stop(1), T0)
-    screen = render.table(game, PLACE, "en", T0, moments.note(events, game, "en"))
+    screen = render.table(game, PLACE, "en", T0, announcements.note(events, game, "en"))
     assert screen.buttons == ()
     assert lines_of(screen) == [
         "Menteur · stopped — no winner",
@@ -847,7 +851,7 @@ def test_hand_buttons_ignores_selected_cards_that_are_not_in_the_hand() -> None:
 
 def test_a_challenge_shows_the_turned_over_cards_the_verdict_and_who_plays_next() -> None:
     game, events = apply(lie_on_the_pile(), Shout(4, 2), T0)
-    (screen,) = moments.moments(events, game, PLACE, "en", T0)
+    (screen,) = announcements.messages(events, game, PLACE, "en", T0)
     assert lines_of(screen) == [
         "Challenge",
         "Driss: Liar!  →  Bob's play, “Called: 2 × 9”",
@@ -856,7 +860,7 @@ def test_a_challenge_shows_the_turned_over_cards_the_verdict_and_who_plays_next(
         "Driss gets the bullet back and plays next: 9.",
     ]
     assert screen.buttons == ()
-    (arabic,) = moments.moments(events, game, PLACE, "ar", T0)
+    (arabic,) = announcements.messages(events, game, PLACE, "ar", T0)
     assert lines_of(arabic)[2:4] == [
         "البطاقات المكشوفة: 3♠ 9♥",
         "كذبة! على Bob التقاط البطاقات: 3 بطاقات.",
@@ -869,7 +873,7 @@ def test_a_true_play_challenged_costs_the_accuser_the_pile_and_the_bullet() -> N
     game, _ = apply(game, Play(1, cards("2♠")), T0)
     game, _ = apply(game, Play(2, cards("4♠")), T0)
     game, events = apply(game, Shout(3, 2), T0)
-    (screen,) = moments.moments(events, game, PLACE, "en", T0)
+    (screen,) = announcements.messages(events, game, PLACE, "en", T0)
     assert lines_of(screen)[3:] == [
         "Not a lie. Chloé picks up 2 cards.",
         "Chloé loses the bullet.",
@@ -880,18 +884,18 @@ def test_a_true_play_challenged_costs_the_accuser_the_pile_and_the_bullet() -> N
 def test_a_forfeiters_exposed_lie_is_set_aside() -> None:
     game, _ = apply(lie_on_the_pile(), Forfeit(2), T0)
     game, events = apply(game, Shout(4, 2), T0)
-    (screen,) = moments.moments(events, game, PLACE, "en", T0)
+    (screen,) = announcements.messages(events, game, PLACE, "en", T0)
     assert "A lie. Bob has left the game: the 3 cards of the pile are set aside." in lines_of(
         screen
     )
-    assert moments.note(events, game, "en") == t(
+    assert announcements.note(events, game, "en") == t(
         "en", "note_challenge_aside", accuser="Driss", loser="Bob", n=3
     )
 
 
 def test_a_challenge_that_ends_the_game_names_nobody_to_play_next_then_the_end() -> None:
     game, events = apply(final_play(truth=True), Shout(4, 1), T0 + 3)
-    challenge, end = moments.moments(events, game, PLACE, "en", T0 + 3)
+    challenge, end = announcements.messages(events, game, PLACE, "en", T0 + 3)
     assert lines_of(challenge)[-1] == "Driss loses the bullet."
     assert "plays next" not in challenge.text
     assert lines_of(end)[:2] == ["Ann wins!", "A challenge showed the final play was true."]
@@ -900,7 +904,7 @@ def test_a_challenge_that_ends_the_game_names_nobody_to_play_next_then_the_end()
 def test_a_final_play_moment_offers_liar_and_let_it_stand_for_that_play() -> None:
     game = dealt("5♠ 5♥", "3♠ 4♠", "6♠ 7♠", "8♠", rank="5")
     game, events = apply(game, Play(1, cards("5♠ 5♥")), T0)
-    (screen,) = moments.moments(events, game, PLACE, "en", T0)
+    (screen,) = announcements.messages(events, game, PLACE, "en", T0)
     assert lines_of(screen) == [
         "Final play",
         "Ann emptied their hand: Called: 2 × 5.",
@@ -911,12 +915,14 @@ def test_a_final_play_moment_offers_liar_and_let_it_stand_for_that_play() -> Non
         ("Liar!", Press(Kind.SHOUT, CHAT, GAME_ID, 1)),
         ("Let it stand", Press(Kind.STAND, CHAT, GAME_ID, 1)),
     ]
-    assert moments.note(events, game, "en") == t("en", "note_final", player="Ann", n=2, rank="5")
+    assert announcements.note(events, game, "en") == t(
+        "en", "note_final", player="Ann", n=2, rank="5"
+    )
 
 
 def test_a_passed_decision_gets_its_own_message_with_a_fresh_45_seconds() -> None:
     game, events = apply(final_play(), Forfeit(2), T0 + 20)
-    (screen,) = moments.moments(events, game, PLACE, "en", T0 + 20)
+    (screen,) = announcements.messages(events, game, PLACE, "en", T0 + 20)
     assert lines_of(screen)[1:] == [
         "The player who was to decide left: Chloé now decides on Ann's final play.",
         "Chloé decides within 45 seconds: Liar! or Let it stand.",
@@ -949,20 +955,20 @@ def test_the_end_says_who_won_how_and_the_final_ranking(
     else:
         now = T0 + 1
         game, events = apply(game, move, now)
-    end = moments.moments(events, game, PLACE, "en", now)[-1]
+    end = announcements.messages(events, game, PLACE, "en", now)[-1]
     assert game.winner is not None
     winner = game.names[game.winner]
     assert lines_of(end)[:4] == [f"{winner} wins!", how, "", "Final ranking"]
     ranked = 4 + len(game.ids)
     assert lines_of(end)[ranked : ranked + 2] == ["", "How the game went"], "then the reveal"
     assert lines_of(end)[4] == f"1. {winner} · {count(game.hands[game.winner])} cards"
-    assert plain(moments.note(events, game, "en") or "") == how
+    assert plain(announcements.note(events, game, "en") or "") == how
 
 
 def test_forfeited_players_rank_last_as_gone() -> None:
     game, _ = apply(two_left(), Forfeit(2), T0)
     game, events = apply(game, Forfeit(3), T0)
-    end = moments.moments(events, game, PLACE, "en", T0)[-1]
+    end = announcements.messages(events, game, PLACE, "en", T0)[-1]
     ranking = lines_of(end).index("Final ranking")
     assert lines_of(end)[ranking : ranking + 5] == [
         "Final ranking",
@@ -979,7 +985,7 @@ def test_forfeited_players_rank_last_as_gone() -> None:
 )
 def test_a_stopped_game_says_by_whom_or_for_idleness(move: Move, said: str) -> None:
     game, events = apply(lie_on_the_pile(), move, T0 + 3600)
-    (screen,) = moments.moments(events, game, PLACE, "en", T0 + 3600)
+    (screen,) = announcements.messages(events, game, PLACE, "en", T0 + 3600)
     assert lines_of(screen)[0] == "Menteur · stopped — no winner"
     assert said in lines_of(screen)[1]
 
@@ -1031,7 +1037,7 @@ REVEALED = {
 @pytest.mark.parametrize("lang", sorted(REVEALED))
 def test_r16_a_stopped_game_tells_how_it_went_in_seat_order(lang: str) -> None:
     game, events = apply(two_lies_one_caught(), Stop(1), T0)
-    (end,) = moments.moments(events, game, PLACE, lang, T0)
+    (end,) = announcements.messages(events, game, PLACE, lang, T0)
     assert lines_of(end)[2:] == ["", *REVEALED[lang]]
     check_direction(end.text, lang)
     for name in game.names:
@@ -1044,7 +1050,7 @@ def test_r16_the_reveal_follows_the_final_ranking_in_its_order() -> None:
     game = dealt("5♠ 5♥", "3♠ 4♠ 2♠", "6♠", "8♠", rank="5")
     game, _ = apply(game, Play(1, cards("5♠ 5♥")), T0)
     game, events = apply(game, LetItStand(2, 1), T0)
-    end = lines_of(moments.moments(events, game, PLACE, "en", T0)[-1])
+    end = lines_of(announcements.messages(events, game, PLACE, "en", T0)[-1])
     assert end[3:7] == [
         "Final ranking",
         "1. Ann · 0 cards",
@@ -1064,7 +1070,7 @@ def test_r16_nothing_is_told_before_the_end_nor_of_a_game_without_counters() -> 
         assert "How the game went" not in screen.text
     older = dataclasses.replace(game, tally=None)  # begun before the counters were kept
     stopped, events = apply(older, Stop(1), T0)
-    (end,) = moments.moments(events, stopped, PLACE, "en", T0)
+    (end,) = announcements.messages(events, stopped, PLACE, "en", T0)
     assert lines_of(end) == ["Menteur · stopped — no winner", "Ann stopped the game: no winner."]
 
 
@@ -1099,8 +1105,10 @@ def test_r16_the_longest_end_message_fits_telegrams_4096_characters(lang: str) -
         assert len(name) == names.NAME_LENGTH
         game = widest_end(name)
         assert view(game, None, T0).stats[0].plays > 50_000
-        stopped = moments.moments([ev.Stopped(8)], game, PLACE, lang, T0)
-        won = moments.moments([ev.LetStand(1, 2), ev.Won(1, game.ranking())], game, PLACE, lang, T0)
+        stopped = announcements.messages([ev.Stopped(8)], game, PLACE, lang, T0)
+        won = announcements.messages(
+            [ev.LetStand(1, 2), ev.Won(1, game.ranking())], game, PLACE, lang, T0
+        )
         for (screen,) in (stopped, won):
             assert len(lines_of(screen)) > 2 + 8, "the reveal's 8 rows and more"
             assert utf16_units(screen.text) <= 4096
@@ -1113,7 +1121,7 @@ def test_calls_joins_starts_and_passed_turns_make_no_new_message() -> None:
     game, called = apply(game, Play(player, 1 << next(cards_in(game.hands[0]))), T0)
     game, passed = apply(game, Forfeit(game.ids[1]), T0)
     for events in (joined, started, called, passed):
-        assert moments.moments(events, game, PLACE, "en", T0) == []
+        assert announcements.messages(events, game, PLACE, "en", T0) == []
 
 
 # --- the table's note -----------------------------------------------------------------------------
@@ -1121,18 +1129,18 @@ def test_calls_joins_starts_and_passed_turns_make_no_new_message() -> None:
 
 def test_the_note_tells_the_most_telling_event_of_a_move() -> None:
     game, events = apply(lobby(2), Join(3, "Bob"), T0)
-    assert moments.note(events, game, "en") == t("en", "note_joined", name="Bob")
+    assert announcements.note(events, game, "en") == t("en", "note_joined", name="Bob")
     game = dealt("A♠ 2♠", "3♠ 4♠", "5♠")
     game, events = apply(game, Play(1, cards("A♠")), T0)
-    assert plain(moments.note(events, game, "en") or "") == "Ann: Called: 1 × A"
+    assert plain(announcements.note(events, game, "en") or "") == "Ann: Called: 1 × A"
     game, events = apply(lie_on_the_pile(), Shout(4, 2), T0)
-    assert plain(moments.note(events, game, "en") or "") == (
+    assert plain(announcements.note(events, game, "en") or "") == (
         "Driss: Liar! — a lie, Bob picks up 3 cards"
     )
     game, events = apply(lie_on_the_pile(), Forfeit(3), T0)  # Chloé was to play: turn passes
     assert [type(e) for e in events] == [ev.Forfeited, ev.TurnPassed]
-    assert plain(moments.note(events, game, "en") or "") == "Chloé left the game (forfeit)."
-    assert moments.note([], game, "en") is None
+    assert plain(announcements.note(events, game, "en") or "") == "Chloé left the game (forfeit)."
+    assert announcements.note([], game, "en") is None
 
 
 # --- refusals ----------------------------------------------------------------------------------
@@ -1289,7 +1297,7 @@ def test_the_group_never_sees_a_hand_and_a_hand_shows_only_its_owners_cards(
 ) -> None:
     for game, events, now in walk(players, seed, steps=150):
         for lang in SUPPORTED:
-            note = moments.note(events, game, lang)
+            note = announcements.note(events, game, lang)
             if note is not None:
                 assert "\n" not in note and not SUIT.search(note)
             table = render.table(game, PLACE, lang, now, note)
@@ -1298,7 +1306,7 @@ def test_the_group_never_sees_a_hand_and_a_hand_shows_only_its_owners_cards(
                 for name in game.names:
                     assert isolate(name) in table.text
             challenges = [e for e in events if isinstance(e, ev.Challenged)]
-            for moment in moments.moments(events, game, PLACE, lang, now):
+            for moment in announcements.messages(events, game, PLACE, lang, now):
                 shown = set(CARD.findall(moment.text))
                 if shown:  # only a challenge turns cards over, and only its play's
                     (challenge,) = challenges
@@ -1336,7 +1344,7 @@ def test_r13_a_final_play_says_others_may_shout_only_when_someone_else_can(lang:
     def final_screen(*hands: str, bullets: list[int]) -> str:
         game = dataclasses.replace(dealt(*hands, rank="5"), bullets=bullets)
         game, events = apply(game, Play(1, cards("5♠ 5♥")), T0)
-        (screen,) = moments.moments(events, game, PLACE, lang, T0)
+        (screen,) = announcements.messages(events, game, PLACE, lang, T0)
         return screen.text
 
     others = t(lang, "final_others")

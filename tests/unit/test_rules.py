@@ -38,7 +38,7 @@ from engine import (
 )
 from engine import events as ev
 from engine.cards import FULL_DECK, RANKS, SUITS, is_lie
-from tests.support import T0
+from infra.harness import T0
 from tests.support.games import cards, refused, table
 
 

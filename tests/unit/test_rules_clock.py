@@ -43,7 +43,7 @@ from engine import (
 from engine import events as ev
 from engine.cards import RANKS, is_lie
 from engine.tally import boldest_bluff
-from tests.support import T0
+from infra.harness import T0
 from tests.support.games import cards, refused, table
 
 

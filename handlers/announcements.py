@@ -1,4 +1,4 @@
-"""The moments of a game told in the group: new messages players must notice, and the table's note.
+"""The announcements of a game in its group: new messages players must notice, and the table's note.
 
 A challenge (its turned-over cards, R11), a final play with its buttons (R13), a decision passed
 on (R19) and the end (R14, R15, R18) each get a new group message; the table's note tells the
@@ -20,7 +20,7 @@ from handlers.text import block, t, tn
 # --- moments: new group messages for what players must notice --------------------------------
 
 
-def moments(
+def messages(
     events: Sequence[ev.Event], game: Game, place: Place, lang: str, now: float
 ) -> list[Screen]:
     """New group messages, in order: a challenge, a final play, a decision passed on, the end.

@@ -11,7 +11,7 @@ People press the buttons the bot drew, as Telegram delivers them: a JSON update 
 logs, so a test can tell "applied" from "refused:already_challenged" without guessing.
 
 Run as a module, it is a container that is killed right after its first successful write
-(`python -m tests.support.stack crash-after-write CONFIG_JSON UPDATE_JSON`): a Lambda
+(`python -m infra.harness.stack crash-after-write CONFIG_JSON UPDATE_JSON`): a Lambda
 killed between the commit and the sends.
 """
 
@@ -43,12 +43,13 @@ from handlers.dynamo import DynamoStore
 from handlers.runtime import Runtime
 from handlers.store import Counts, Record, Store
 from infra.dynalite import Dynalite
-from infra.fake_telegram import FakeTelegram, StoredMessage
+from infra.fake_telegram import FakeTelegram
+from infra.harness import GROUP, SECRET, T0, TOKEN, Clock, Person
+from infra.harness.bot import Chats, Driver, fire, sweep
+from infra.harness.memory import MemoryStore
+from infra.harness.screens import button
+from infra.harness.updates import Reply, Updates, event
 from infra.table import create_table
-from tests.support import GROUP, SECRET, T0, TOKEN, Clock, Person
-from tests.support.memory import MemoryStore
-from tests.support.screens import button, card_buttons, selected
-from tests.support.updates import Updates, event
 
 TABLE = "menteur-races"
 
@@ -107,8 +108,8 @@ class HookedStore:
     def hold(self, chat: int, until: float) -> None:
         self.inner.hold(chat, until)
 
-    def due(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:
-        return self.inner.due(now, limit)
+    def overdue(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:
+        return self.inner.overdue(now, limit)
 
     def add_topic(self, chat: int, topic: int, expires: int | None) -> None:
         self.inner.add_topic(chat, topic, expires)
@@ -162,27 +163,12 @@ class Outcomes(logging.Handler):
                 logger.setLevel(level)
 
 
-# --- the webhook's answer -----------------------------------------------------------------------
-
-
-@dataclass
-class Reply:
-    """The webhook's HTTP response, with the button's answer it carries, if any."""
-
-    status: int
-    answer: dict[str, Any] | None = None
-
-    @property
-    def text(self) -> str | None:
-        """The answer's text: None for a press that was applied, the reason for a refusal."""
-        return None if self.answer is None else self.answer.get("text")
+# --- the webhook, as Telegram reaches it ------------------------------------------------------
 
 
 def post(rt: Runtime, update: dict[str, Any]) -> Reply:
     """Telegram's POST of `update` to the webhook handler of container `rt`."""
-    response = webhook.handle(event(update), rt)
-    body = response.get("body")
-    return Reply(response["statusCode"], json.loads(body) if body else None)
+    return Reply.of(webhook.handle(event(update), rt))
 
 
 # --- the game, white-box ------------------------------------------------------------------------
@@ -228,12 +214,20 @@ class Container:
     def post(self, update: dict[str, Any]) -> Reply:
         return post(self.rt, update)
 
+    def tick(self) -> None:
+        """The scheduled sweep, as the timer Lambda runs it."""
+        sweep(self.rt, self.clock())
+
+    def fire(self, *messages: str | dict[str, Any]) -> dict[str, Any]:
+        """The timer function on these SQS messages."""
+        return fire(self.rt, *messages)
+
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.rt.close()
 
 
-class Stack:
+class Stack(Chats):
     """The bot's surroundings: one fake Telegram, and dynalite with the table from
     template.yaml (or, with `memory=True`, one in-memory store shared by every container,
     for sequential runs). Containers are made on demand and closed on exit.
@@ -328,26 +322,9 @@ class Stack:
             return self.shared.load(chat)
         return DynamoStore(self.client, TABLE).load(chat)
 
-    def game(self, chat: int = GROUP) -> Game:
-        game = self.record(chat).game
-        assert game is not None
-        return game
-
-    # --- what chats show ------------------------------------------------------------------------
-
-    def table_message(self, chat: int = GROUP) -> StoredMessage:
-        message_id = self.record(chat).table_msg
-        assert message_id is not None, "no table message"
-        message = self.tg.message(chat, message_id)
-        assert message is not None
-        return message
-
-    def hand_message(self, person: Person, chat: int = GROUP) -> StoredMessage:
-        message_id = self.record(chat).hand_msgs.get(person.id)
-        assert message_id is not None, f"{person.name} has no hand message"
-        message = self.tg.message(person.id, message_id)
-        assert message is not None
-        return message
+    def people(self, c: Container) -> Driver:
+        """People whose updates reach container `c`."""
+        return Driver(self, c.post, self.updates, c.clock)
 
 
 # --- people at the table, pressing what they see -------------------------------------------------
@@ -363,37 +340,14 @@ def open_game(
     robots: int = 0,
 ) -> Game:
     """`command` (/newgame), each player's Join button and private /start, `robots` times
-    /addbot, then Start: all via the webhook."""
-    u = stack.updates
-    assert c.post(u.message(players[0], command, chat, now=c.clock())).status == 200
-    for person in players:
-        table = stack.table_message(chat)
-        join = button(table, Kind.JOIN)
-        assert join is not None
-        reply = c.post(u.press(person, chat, table.message_id, join, now=c.clock()))
-        assert reply.answer is not None, reply
-        if "url" in reply.answer:  # else seated at once: the bot could write to them already
-            payload = str(reply.answer["url"]).split("?start=")[1]
-            c.post(u.message(person, f"/start {payload}", person.id, now=c.clock()))
-    for _ in range(robots):
-        c.post(u.message(players[0], "/addbot", chat, now=c.clock()))
-    table = stack.table_message(chat)
-    start = button(table, Kind.START)
-    assert start is not None
-    c.post(u.press(players[0], chat, table.message_id, start, now=c.clock()))
-    return stack.game(chat)
+    /addbot, then Start: all via the webhook of container `c`."""
+    return stack.people(c).open(players, chat, command=command, robots=robots)
 
 
 def select(stack: Stack, c: Container, person: Person, cards: set[int], chat: int = GROUP) -> str:
     """Toggle cards in the person's hand message, one press each, until exactly `cards` are
     selected; returns the Play button's data."""
-    message = stack.hand_message(person, chat)
-    for card in sorted(selected(message) ^ cards):
-        data = card_buttons(message)[card]
-        reply = c.post(stack.updates.press(person, person.id, message.message_id, data))
-        assert reply.status == 200
-        message = stack.hand_message(person, chat)
-    play = button(message, Kind.PLAY)
+    play = button(stack.people(c).select(person, cards, chat), Kind.PLAY)
     assert play is not None, "no Play button after selecting"
     return play
 
@@ -403,8 +357,7 @@ def play_update(
 ) -> dict[str, Any]:
     """The update of the person's Play press, after selecting `cards` (not yet delivered)."""
     data = select(stack, c, person, cards, chat)
-    message = stack.hand_message(person, chat)
-    return stack.updates.press(person, person.id, message.message_id, data, now=c.clock())
+    return stack.people(c).press_update(person, stack.hand_message(person, chat), data)
 
 
 def table_press(

@@ -1,20 +1,22 @@
-"""Telegram updates as people's taps and messages make them, and the Lambda event around one.
+"""Telegram updates as people's taps and messages make them, the Lambda events around them
+(the webhook's, and SQS's for the timer), and the webhook's reply, decoded.
 
-The JSON is the fake Bot API's (`message_update`, `callback_update`), the event the local
-runner's (`webhook_event`): tests, benchmarks and the offline table send the same updates.
+The JSON is the fake Bot API's (`message_update`, `callback_update`), the webhook event the
+local runner's (`webhook_event`): tests, benchmarks and the offline table send the same updates.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from handlers.webhook import SECRET_HEADER
 from infra.fake_telegram import StoredMessage, callback_update, message_update
+from infra.harness import GROUP, GROUP_TITLE, SECRET, T0, Person
 from infra.runner import webhook_event
-from tests.support import GROUP, GROUP_TITLE, SECRET, T0, Person
 
 
 class Updates:
@@ -119,12 +121,42 @@ def event(
     return ev
 
 
-def answer_text(response: dict[str, Any]) -> str | None:
-    """The text of the webhook reply's answerCallbackQuery, if the reply is one."""
-    body = response.get("body")
-    if not body:
-        return None
-    reply = json.loads(body)
-    assert reply["method"] == "answerCallbackQuery", reply
-    text = reply.get("text")
-    return None if text is None else str(text)
+def timer_event(*messages: str | Mapping[str, Any]) -> dict[str, Any]:
+    """What SQS hands the timer function: a batch of timer messages, each the JSON text the bot
+    queued (`SqsTimers`) or what it says ({"chat": ..., "at": ...}), sent as JSON here. The
+    messages' ids are m1, m2, ... in order."""
+    return {
+        "Records": [
+            {"messageId": f"m{n}", "body": m if isinstance(m, str) else json.dumps(m)}
+            for n, m in enumerate(messages, 1)
+        ]
+    }
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The webhook handler's HTTP response, decoded: its status and the webhook reply it carries,
+    if any (the answerCallbackQuery of a button press, `method` included)."""
+
+    status: int
+    answer: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, response: Mapping[str, Any]) -> Reply:
+        body = response.get("body")
+        return cls(response["statusCode"], json.loads(body) if body else None)
+
+    @property
+    def text(self) -> str | None:
+        """The answer's text: None for a press that was applied, the reason for a refusal."""
+        if self.answer is None:
+            return None
+        assert self.answer["method"] == "answerCallbackQuery", self.answer
+        text = self.answer.get("text")
+        return None if text is None else str(text)
+
+    @property
+    def url(self) -> str | None:
+        """The link the answer opens (a Join's, to the private chat), if it opens one."""
+        url = None if self.answer is None else self.answer.get("url")
+        return None if url is None else str(url)

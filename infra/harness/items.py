@@ -16,7 +16,7 @@ import boto3
 from moto import mock_aws
 
 from engine import Game, Join, Phase, Start, apply, open_table, settle, strategy, view
-from handlers import delivery, names, outbox, timing
+from handlers import names, plan, timing
 from handlers.callbacks import GAME_IDS
 from handlers.dynamo import DynamoStore
 from handlers.outcomes import Decision
@@ -71,7 +71,7 @@ def game_items(
     makes every name longer) in a group speaking `lang`, their moves chosen by the computer
     player's strategy (seeded): after each move (the start included), the game and its chat's
     item as stored. Each move writes the record as the transaction does: the table's note
-    and the times of the minute's group messages (`delivery.plan_sends`), the latest update
+    and the times of the minute's group messages (`plan.plan`), the latest update
     ids, the timer and the expiry, a writer's token; the first write is followed by every
     message id the bot remembers: the table, a final play, every player's hand, a player it
     cannot reach. Every player's hand speaks a language (half of them the other one)."""
@@ -93,12 +93,14 @@ def game_items(
         record.game = game
         decision = Decision(write=True, events=events)
         # The item as written: the moments' parcels in it, not yet marked sent.
-        parcels = outbox.pack(record, events, now, update_id=update)
-        delivery.plan_sends(before, record, decision, parcels, now)
+        planned = plan.plan(before, record, decision, now, update_id=update)
+        planned.keep(record)
+        record.sends = list(planned.sends)
+        parcels = planned.parcels
         update += rng.randint(1, 3)
         record.updates = [*record.updates, update]
         record.writer = f"{rng.getrandbits(40):010x}.{record.version:x}"
-        record.due = timing.next_due(record, IDLE_EXPIRY)
+        record.next_look = timing.next_look(record, IDLE_EXPIRY)
         record.expires = timing.expiry(record, now, IDLE_EXPIRY)
         first = record.version == 0
         store.save(record, new_game=first)

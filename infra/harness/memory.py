@@ -14,7 +14,7 @@ class _Stored:
     version: int
     document: str
     game_id: int
-    due: float | None
+    next_look: float | None
     expires: int | None
     writer: str | None = None
     owed: float | None = None
@@ -48,7 +48,7 @@ class MemoryStore:
                 return record
             record.version = stored.version
             record.read_document(stored.document)
-            record.due, record.expires = stored.due, stored.expires
+            record.next_look, record.expires = stored.next_look, stored.expires
             record.writer, record.owed = stored.writer, stored.owed
             record.owed_hands = stored.owed_hands
             record.table_msg, record.final_msg = stored.table, stored.final
@@ -74,7 +74,7 @@ class MemoryStore:
                 record.version + 1,
                 record.document(),
                 record.game_id,
-                record.due,
+                record.next_look,
                 record.expires,
                 record.writer,
             )
@@ -133,8 +133,8 @@ class MemoryStore:
             if stored.owed is not None and stored.owed >= at:
                 return
             stored.owed = at
-            if stored.due is None or stored.due > at:
-                stored.due = at
+            if stored.next_look is None or stored.next_look > at:
+                stored.next_look = at
 
     def remember(
         self,
@@ -163,13 +163,13 @@ class MemoryStore:
             stored.unreachable |= unreachable or set()
             stored.unreachable -= reachable or set()
 
-    def due(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:
+    def overdue(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:
         with self._lock:
             self.counts.reads += 1
             ready = [
-                (s.due, (c, t))
+                (s.next_look, (c, t))
                 for (c, t), s in self.items.items()
-                if s.due is not None and s.due <= now
+                if s.next_look is not None and s.next_look <= now
             ]
             return [place for _, place in sorted(ready, key=lambda r: r[0])[:limit]]
 

@@ -36,14 +36,14 @@ from engine import (
     strategy,
     view,
 )
-from handlers import callbacks, timer
+from handlers import callbacks
 from handlers.callbacks import Kind
 from handlers.runtime import SqsTimers
 from handlers.text import FSI, PDI, t
 from infra.fake_telegram import StoredMessage
-from tests.support import GROUP, Person, people
-from tests.support.screens import button
-from tests.support.stack import Container, Stack, open_game
+from infra.harness import GROUP, Person, people
+from infra.harness.screens import button
+from infra.harness.stack import Container, Stack, open_game
 
 CLOCK = 30  # seconds: R20's shortest choice
 SQS_LATE = 1.0  # a delayed message arrives up to this long after its DelaySeconds
@@ -188,10 +188,9 @@ class Stalling:
         self.c.clock.now = timer_at
         if timer_at == self.sweep_at:
             self.sweep_at += SWEEP
-            timer.handle({"source": "aws.events"}, self.c.rt)
+            self.c.tick()
         else:
-            event = {"Records": [{"messageId": "m", "body": self.queue.pop()}]}
-            assert timer.handle(event, self.c.rt) == {"batchItemFailures": []}
+            assert self.c.fire(self.queue.pop()) == {"batchItemFailures": []}
         return self.game()
 
     def choose(self, game: Game, now: float) -> tuple[float, Move] | None:
