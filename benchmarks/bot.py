@@ -30,8 +30,7 @@ sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from telegram import Update  # noqa: E402
 
-from engine import Phase, strategy, view  # noqa: E402
-from engine.moves import LetItStand, Play, Shout  # noqa: E402
+from engine import LetItStand, Phase, Play, Shout, strategy, view  # noqa: E402
 from handlers import telegram_io, webhook  # noqa: E402
 from handlers.callbacks import Kind  # noqa: E402
 from handlers.dynamo import DynamoStore  # noqa: E402

@@ -75,7 +75,7 @@ def one_silent_person() -> None:
         for at in (deadline - 0.1, deadline - 0.001, deadline):
             table.clock.now = at
             fire(table, deadline)
-            played = table.game().moment != game.moment
+            played = table.game().turns != game.turns
             print(f"  timer at t = {at - start:.3f}: {'the table played' if played else 'nothing'}")
         after = table.game()
         print(f"  the table's play stamped at t = {after.updated - start:.3f} (the mark: 90.000)")

@@ -504,7 +504,7 @@ class Driver:
         changed under them (another press won the race) so that they do not press at all."""
         person = self.by_id[move.player]  # type: ignore[union-attr]
         match move:
-            case Play(_, cards, moment):
+            case Play(_, cards, turns):
                 message = self.message(person.id, self.hand_ids[person.id])
                 for card in sorted(selected(message) ^ set(cards_in(cards))):
                     toggle = card_buttons(message).get(card)
@@ -514,7 +514,7 @@ class Driver:
                     self.tally.toggles += 1
                     message = self.message(person.id, self.hand_ids[person.id])
                 data = button(message, Kind.PLAY)
-                if data is None or callbacks.decode(data).number != moment:
+                if data is None or callbacks.decode(data).number != turns:
                     return self._changed()
                 return await self.press(person, message, data)
             case Shout(_, play) | LetItStand(_, play):

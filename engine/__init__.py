@@ -8,10 +8,21 @@ view(game, ann, now)             # what Ann may see; never anyone else's cards
 encode(game) / decode(value)     # the stored form
 """
 
-from engine.cards import RANKS, SUITS, card_name, cards_in, count, mask_of, parse_card
+from engine import events, strategy
+from engine.cards import (
+    RANKS,
+    SUITS,
+    card_name,
+    cards_in,
+    count,
+    mask_of,
+    parse_card,
+    rank_of,
+    suit_of,
+)
 from engine.codec import CodecError, decode, encode
 from engine.errors import Code, IllegalMove, InvalidMove, MenteurError
-from engine.events import StopReason
+from engine.events import Event, StopReason
 from engine.game import apply, open_table, settle
 from engine.legal import can, verify
 from engine.moves import (
@@ -26,7 +37,6 @@ from engine.moves import (
     Shout,
     Start,
     Stop,
-    Timeout,
     VoteEnd,
 )
 from engine.state import (
@@ -34,6 +44,7 @@ from engine.state import (
     CLOCK_CHOICES,
     CLOCK_DEFAULT,
     DECISION_SECONDS,
+    MAX_PLAY,
     MAX_PLAYERS,
     MIN_PLAYERS,
     UNTIMED_TURN,
@@ -47,6 +58,7 @@ __all__ = [
     "CLOCK_CHOICES",
     "CLOCK_DEFAULT",
     "DECISION_SECONDS",
+    "MAX_PLAY",
     "MAX_PLAYERS",
     "MIN_PLAYERS",
     "RANKS",
@@ -56,6 +68,7 @@ __all__ = [
     "CallView",
     "Code",
     "CodecError",
+    "Event",
     "Expire",
     "Forfeit",
     "Game",
@@ -75,7 +88,6 @@ __all__ = [
     "Start",
     "Stop",
     "StopReason",
-    "Timeout",
     "View",
     "VoteEnd",
     "apply",
@@ -85,10 +97,14 @@ __all__ = [
     "count",
     "decode",
     "encode",
+    "events",
     "mask_of",
     "open_table",
     "parse_card",
+    "rank_of",
     "settle",
+    "strategy",
+    "suit_of",
     "verify",
     "view",
 ]

@@ -6,13 +6,13 @@ the turned-over cards of the challenged play, which the whole table sees (R11).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
 from engine.cards import Mask
-from engine.records import record
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Joined:
     """`player` took a seat in the lobby under `name` (R17)."""
 
@@ -20,21 +20,21 @@ class Joined:
     name: str
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Left:
     """`player` left the lobby."""
 
     player: int
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Started:
     """The game started: seats shuffled (R1), cards dealt (R3), the first seat plays."""
 
     order: tuple[int, ...]  # player ids in seat order, which is the turn order (R1)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Called:
     """'Called: 2 × R' (R6). `play` numbers the plays of the game from 1."""
 
@@ -45,7 +45,7 @@ class Called:
     final: bool
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class FinalPlay:
     """R13: `decider` challenges or lets it stand before `deadline`."""
 
@@ -55,7 +55,7 @@ class FinalPlay:
     play: int
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Challenged:
     """R11. `loser` picked up `picked_up` cards, or set them aside if they had forfeited."""
 
@@ -71,7 +71,7 @@ class Challenged:
     next_player: int | None  # None when the challenge ended the game
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class LetStand:
     """R14. `by` is the next player, or None when the table let it stand after the deadline."""
 
@@ -79,7 +79,7 @@ class LetStand:
     by: int | None
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Forfeited:
     """`player` left a running game: their hand is set aside for good (R19). `clock`: R20 put
     them out, their clock having run out twice in a row (not a forfeit of their own)."""
@@ -88,7 +88,7 @@ class Forfeited:
     clock: bool = False
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class TablePlayed:
     """R20: `player`'s clock of `seconds` ran out and the table played `count` cards for them,
     called as `rank`: an ordinary play, whose `Called` (and `FinalPlay`) follow."""
@@ -99,14 +99,14 @@ class TablePlayed:
     rank: int
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class ClockSet:
     """R20, in the lobby: a person awaited to play will have `seconds` (0: no clock)."""
 
     seconds: int
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Voted:
     """`player` voted to end the game: `votes` of the `needed` are in (it has not ended yet)."""
 
@@ -115,14 +115,14 @@ class Voted:
     needed: int
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class TurnPassed:
     """R19: the player to play forfeited or their winning play was theirs; `player` plays."""
 
     player: int
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class DecisionPassed:
     """R19: the decider forfeited; `decider` now decides, with a fresh deadline."""
 
@@ -130,7 +130,7 @@ class DecisionPassed:
     deadline: float
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Won:
     """The end with a winner (R14, R19) and the final ranking (R15), winner first."""
 
@@ -147,7 +147,7 @@ class StopReason(StrEnum):
     VOTE = "vote"  # R18, the engine's decision: the seated people voted to end it
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Stopped:
     """R18: no winner. `by` is who stopped it (`StopReason.STOP`), else None."""
 

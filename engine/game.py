@@ -29,7 +29,6 @@ from engine.moves import (
     Shout,
     Start,
     Stop,
-    Timeout,
     VoteEnd,
 )
 from engine.state import (
@@ -65,12 +64,8 @@ def apply(game: Game, move: Move, now: float) -> tuple[Game, list[ev.Event]]:
     """The state after `move` at time `now`, and what happened. Raises if refused.
 
     Equal to `settle(game, now)` and then the move, its events after the clock's: a move is
-    judged against the table as the clock left it, whoever forgot to settle. `Timeout` alone is
-    judged as the game stands, since settling is what it does.
+    judged against the table as the clock left it, whoever forgot to settle.
     """
-    if type(move) is Timeout:
-        verify(game, move, now)
-        return settle(game, now)
     deadline = game.deadline
     if (deadline is not None and now >= deadline) or game.out:  # `settle` has work
         game, out = settle(game, now)
@@ -143,7 +138,7 @@ def settle(game: Game, now: float) -> tuple[Game, list[ev.Event]]:
 
 
 def _decide(game: Game, at: float, out: list[ev.Event]) -> Game:
-    """What the deadline `at` decides, decided at `at`: the next moment starts there."""
+    """What the deadline `at` decides, decided at `at`: the next turn starts there."""
     g = game.copy()
     g.deadline = None  # decided: what follows sets the next one
     told = len(out)
@@ -160,11 +155,11 @@ def _decide(game: Game, at: float, out: list[ev.Event]) -> Game:
 
 
 def _follow(g: Game, before: Game, now: float, out: list[ev.Event]) -> None:
-    """What any change brings: a new moment with the awaited person's clock (R20), and the end
+    """What any change brings: a new turn with the awaited person's clock (R20), and the end
     a vote was waiting for (R18), judged with whoever is awaited now."""
     moved = g.turn != before.turn or g.rank != before.rank or g.phase is not before.phase
     if moved:
-        g.moment += 1
+        g.turns += 1
         if g.phase is Phase.PLAY:  # DECIDE has R14's deadline, set with it
             person = g.ids[turn_seat(g)] > 0  # negative ids are computer players: no clock
             g.deadline = now + (g.clock or UNTIMED_TURN) if person else None
@@ -172,8 +167,8 @@ def _follow(g: Game, before: Game, now: float, out: list[ev.Event]) -> None:
         voters = g.voters()
         if voters and not voters & ~g.votes:
             _stop(g, out, None, StopReason.VOTE)
-            if not moved:  # the end is a new moment too
-                g.moment += 1
+            if not moved:  # the end is a new turn too
+                g.turns += 1
 
 
 def _people_left(g: Game) -> bool:

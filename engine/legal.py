@@ -17,7 +17,6 @@ from engine.moves import (
     Shout,
     Start,
     Stop,
-    Timeout,
     VoteEnd,
 )
 from engine.state import CLOCK_CHOICES, MAX_NAME, MAX_PLAY, MAX_PLAYERS, MIN_PLAYERS, Game, Phase
@@ -59,7 +58,7 @@ def _verify_lobby(game: Game) -> None:
 def verify(game: Game, move: Move, now: float) -> None:
     """Raise the `MenteurError` that refuses `move` now, or return if it is allowed.
 
-    It judges the state as given: `apply` and `can` settle it first (`Timeout` aside), so only
+    It judges the state as given: `apply` and `can` settle it first, so only
     a caller asking about a state the clock has overtaken meets a passed deadline here.
     """
     match move:
@@ -83,13 +82,13 @@ def verify(game: Game, move: Move, now: float) -> None:
                 raise IllegalMove(Code.NOT_ENOUGH_PLAYERS)
             if all(p < 0 for p in game.ids):  # computer players alone: see Join
                 raise IllegalMove(Code.NO_PERSON_SEATED)
-        case Play(player, cards, moment):
+        case Play(player, cards, turns):
             if cards <= 0 or cards & ~FULL_DECK:
                 raise InvalidMove(Code.BAD_CARDS)
             if not 1 <= count(cards) <= MAX_PLAY:
                 raise InvalidMove(Code.CARD_COUNT)
             seat = _running_seat(game, player)
-            if moment is not None and moment != game.moment:
+            if turns is not None and turns != game.turns:
                 raise IllegalMove(Code.STALE)
             if game.phase is Phase.DECIDE:
                 # R13: after a final play the next player can no longer play.
@@ -129,11 +128,6 @@ def verify(game: Game, move: Move, now: float) -> None:
                 raise IllegalMove(Code.NOT_DECIDER, game.ids[turn_seat(game)])
             if _past_deadline(game, now):
                 raise IllegalMove(Code.DEADLINE_PASSED)
-        case Timeout(play):
-            if game.phase is not Phase.DECIDE or play != game.plays:
-                raise IllegalMove(Code.STALE)
-            if not _past_deadline(game, now):
-                raise IllegalMove(Code.NOT_YET_DUE)
         case Stop(player, admin):
             if game.phase is Phase.OVER:
                 raise IllegalMove(Code.GAME_OVER)
@@ -166,7 +160,7 @@ def can(game: Game, move: Move, now: float) -> bool:
     Judged as `apply` judges it, on the game as the clock leaves it at `now`: a stored game
     the clock has overtaken offers nothing that would then be refused.
     """
-    if type(move) is not Timeout and (due(game, now) or game.out):
+    if due(game, now) or game.out:
         # Imported here: `engine.game` applies what this module allows, and imports it.
         from engine.game import settle  # noqa: PLC0415
 

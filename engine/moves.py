@@ -3,16 +3,17 @@
 Players are named by an int id: the bot uses Telegram user ids for people, and negative ids for
 computer players (a game needs a person: see `Join`, R20). Moves that answer a button carry what
 the button was drawn for, so a button from an earlier turn is recognised and refused: a `Play`
-its moment (`View.moment`), a shout or a decision the play it targets (R10).
+the turn it was drawn at (`View.turns`), a shout or a decision the play it targets (R10).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from engine.cards import Mask
-from engine.records import record
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Join:
     """Take a seat in the lobby under `name` (1 to 64 characters). A negative `player` id is a
     computer player's (the bot's convention): a game does not start with computer players
@@ -22,14 +23,14 @@ class Join:
     name: str
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Leave:
     """Leave the lobby; once the game runs, leaving is a `Forfeit`."""
 
     player: int
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Start:
     """Seats are shuffled and the deck dealt from `seed` (R1, R3): same seed, same game."""
 
@@ -37,17 +38,17 @@ class Start:
     seed: int
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Play:
-    """R6. `moment`, when given, is the moment the button was drawn at (`View.moment`): a play
-    drawn for any other moment is refused as stale, however little else changed."""
+    """R6. `turns`, when given, is the game's turn count the button was drawn at (`View.turns`):
+    a play drawn for any other turn is refused as stale, however little else changed."""
 
     player: int
     cards: Mask
-    moment: int | None = None
+    turns: int | None = None
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Shout:
     """Liar! (R10) at play number `play`: only the most recent play can be targeted."""
 
@@ -55,7 +56,7 @@ class Shout:
     play: int
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class LetItStand:
     """R14, by the next player after the final play number `play`."""
 
@@ -63,17 +64,7 @@ class LetItStand:
     play: int
 
 
-@record
-class Timeout:
-    """R14: 45 seconds passed after final play number `play`; the table lets it stand.
-
-    The clock's own move, and the only one `apply` judges before settling: applied, it is
-    `settle` (which the bot's timer calls directly, for R20's clock too)."""
-
-    play: int
-
-
-@record
+@dataclass(frozen=True, slots=True)
 class Stop:
     """R18. `admin` is the caller's word that `player` administers the group chat."""
 
@@ -81,21 +72,21 @@ class Stop:
     admin: bool = False
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Expire:
     """R18: nobody acted for `idle_seconds`; the game ends without a winner."""
 
     idle_seconds: float
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Forfeit:
     """R19."""
 
     player: int
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class SetClock:
     """R20, in the lobby: a person awaited to play has `seconds` (one of `CLOCK_CHOICES`; 0 for
     no clock). By the player who opened the table or, `admin` being the caller's word, a group
@@ -106,7 +97,7 @@ class SetClock:
     admin: bool = False
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class VoteEnd:
     """A person still in the game votes to end it; it stops without a winner once every person
     still in it but the awaited one has voted (RULES.md, the engine's decisions, R18)."""
@@ -115,16 +106,5 @@ class VoteEnd:
 
 
 Move = (
-    Join
-    | Leave
-    | Start
-    | Play
-    | Shout
-    | LetItStand
-    | Timeout
-    | Stop
-    | Expire
-    | Forfeit
-    | SetClock
-    | VoteEnd
+    Join | Leave | Start | Play | Shout | LetItStand | Stop | Expire | Forfeit | SetClock | VoteEnd
 )

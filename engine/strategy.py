@@ -53,7 +53,7 @@ def choose(v: View, rng: random.Random) -> Move | None:
     if v.can_let_stand:
         return LetItStand(me, v.plays)
     if v.can_play:
-        return Play(me, _cards_to_play(v, rng), v.moment)
+        return Play(me, _cards_to_play(v, rng), v.turns)
     return None
 
 

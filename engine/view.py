@@ -8,15 +8,16 @@ player did (`stats`, `boldest`), which would tell hidden lies before.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from engine.cards import Mask, count
 from engine.legal import can
 from engine.moves import LetItStand, Shout, VoteEnd
-from engine.records import record
 from engine.state import BULLETS, Game, Phase
 from engine.tally import CAUGHT, LIES, PICKED_UP, PLAYS, RIGHT, boldest_bluff, counter
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class SeatView:
     """One seat as the whole table sees it: who, how many cards, bullets left, forfeited."""
 
@@ -29,7 +30,7 @@ class SeatView:
     voted: bool  # voted to end the game
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class CallView:
     """The most recent play, while it can still be challenged: 'Called: count × rank'."""
 
@@ -40,7 +41,7 @@ class CallView:
     final: bool
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class SeatStats:
     """What one player did in the game, for the reveal at its end (R16: nothing more is kept).
     `plays` counts the table's plays for them (R20); `picked_up` the cards taken into the hand
@@ -55,7 +56,7 @@ class SeatStats:
     picked_up: int
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Bluff:
     """The boldest bluff that stood: `count` cards called as `rank` by `player`, a lie never
     challenged (the earliest of the boldest)."""
@@ -65,7 +66,7 @@ class Bluff:
     rank: int
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class View:
     """A table as one viewer may see it (see `view`): made afresh for every screen.
 
@@ -91,7 +92,7 @@ class View:
     can_shout: bool
     can_let_stand: bool
     shout_open: bool  # somebody at the table may shout now: the group shows Liar!
-    moment: int  # what a Play button names (`Play.moment`); a Liar! names `plays`
+    turns: int  # what a Play button names (`Play.turns`); a Liar! names `plays`
     clock: int  # R20: the seconds a person has to play, 0 for none; a reminder is the bot's
     votes: int  # votes to end the game that count now (the awaited player's does not)...
     votes_needed: int  # ...of these: it ends when they are equal; 0 when no vote can end it
@@ -154,7 +155,7 @@ def view(game: Game, player: int | None, now: float) -> View:
         can_shout=player is not None and can(game, Shout(player, game.plays), now),
         can_let_stand=player is not None and can(game, LetItStand(player, game.plays), now),
         shout_open=any(can(game, Shout(p, game.plays), now) for p in shooters),
-        moment=game.moment,
+        turns=game.turns,
         clock=game.clock,
         votes=(game.votes & voters).bit_count(),
         votes_needed=voters.bit_count(),

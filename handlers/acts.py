@@ -15,17 +15,18 @@ import re
 from dataclasses import dataclass
 
 from engine import (
+    Event,
     Expire,
     Game,
     MenteurError,
     Move,
     Phase,
     Stop,
+    StopReason,
     apply,
     settle,
 )
-from engine.events import Event, Stopped, StopReason
-from engine.records import record
+from engine import events as ev
 from handlers import metrics, plan, render, timing
 from handlers.callbacks import Place, Press
 from handlers.outcomes import Decision, Reason, Recordless, Result, Why
@@ -59,7 +60,7 @@ def opener_of_open_game(record: Record, by: int) -> bool:
     return game is not None and game.phase is not Phase.OVER and by == game.opener
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Refuse:
     """A command the bot will not take from this sender, whatever the game: one line why."""
 
@@ -72,7 +73,7 @@ class Refuse:
         return refused(t(self.lang or record.lang, self.key), self.reason, self.reply_to)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class PlayerMove:
     """A player's move, judged by the engine after what the clock has decided (`settle`).
 
@@ -117,7 +118,7 @@ def deep_link(bot_username: str, what: str, place: Place) -> str:
     return f"https://t.me/{bot_username}?start={what}{where}"
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Hand:
     """/hand: the player's hand again, as a new private message. Asked in the group, one line
     there says so; or, when the player's private chat refused the bot, it offers a button that
@@ -150,7 +151,7 @@ class Hand:
         return Decision(extra=extra, result=Result.RESENT)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class TableAgain:
     """/table: the table again, as a new message at the bottom of the group."""
 
@@ -162,7 +163,7 @@ class TableAgain:
         return Decision(table_again=True, result=Result.RESENT)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Say:
     """A fixed text from the catalogue, in the group's language (/rules, /help)."""
 
@@ -217,7 +218,7 @@ class PrivateReply(Recordless):
         return Decision(extra=[reply(self.reply_to, self.text)], result=result, reason=self.reason)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Tick:
     """The timer's look at a game: every deadline passed (`settle`: R14's 45 seconds, R20's
     clock, R18's vote), or else a computer player's move or an idle end; R20's reminder; a
@@ -233,7 +234,9 @@ class Tick:
         mark = record.next_look  # the moment the timer was set for
         decision = self._decide(record, now)
         # An idle end waits for the minute's sweep by design: its lateness says nothing.
-        idle = any(isinstance(e, Stopped) and e.reason is StopReason.IDLE for e in decision.events)
+        idle = any(
+            isinstance(e, ev.Stopped) and e.reason is StopReason.IDLE for e in decision.events
+        )
         acted = decision.result is not Result.NOTHING_DUE
         if acted and not idle and mark is not None and now >= mark:
             metrics.put("TimerLateness", now - mark)
@@ -242,7 +245,7 @@ class Tick:
     def _decide(self, record: Record, now: float) -> Decision:
         game: Game | None = record.game
         owed = record.owed is not None and now >= record.owed
-        remind = timing.reminder_at(record)  # the stored moment's, before the clock moves it
+        remind = timing.reminder_at(record)  # the stored turn's, before the clock moves it
         events: list[Event] = []
         settled = False
         if game is not None and game.phase is not Phase.OVER:
@@ -261,7 +264,7 @@ class Tick:
                     record.game = game
         reminded = game is not None and not settled and not events
         reminded = reminded and remind is not None and now >= remind
-        # Only when nothing else happened: the moment is then the one whose reminder is due.
+        # Only when nothing else happened: the turn is then the one whose reminder is due.
         reminder = self._remind(record, game, now) if reminded and game is not None else []
         if owed:
             # Screens Telegram made wait: the table, drawn from the game as it is now, once
@@ -285,7 +288,7 @@ class Tick:
             redraw = bool(events) or (game is not None and game.votes != 0)
             return Decision(write=True, events=events, redraw=redraw)
         if reminded:
-            # Written with the moment reminded of, so that a timer fired again (or twice at
+            # Written with the turn reminded of, so that a timer fired again (or twice at
             # once: one write wins) sends no second one; no screen changes.
             return Decision(write=True, extra=reminder, redraw=False, result=Result.REMINDED)
         return Decision(result=Result.NOTHING_DUE)
@@ -294,7 +297,7 @@ class Tick:
     def _remind(record: Record, game: Game, now: float) -> list[Request]:
         """R20: one private message to the person awaited to play when a third of their clock is
         left, in their language (none to a private chat that refuses the bot)."""
-        record.reminded = game.moment
+        record.reminded = game.turns
         player = game.awaited
         if player is None or player < 0 or player in record.unreachable:
             return []
@@ -307,7 +310,7 @@ class Tick:
         return [Send(player, Screen(block(lang, lines)))]
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Abandon:
     """The group no longer takes the bot's messages (it removed the bot, or took its right to
     send), or the game's forum topic was closed or deleted: the game ends at once, without a
@@ -329,7 +332,7 @@ class Abandon:
         return Decision(write=True, events=events, silent=True)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Redraw:
     """After a group became a supergroup, every button still names the old chat: draw the
     table and every hand again for the new one."""

@@ -5,8 +5,8 @@
 `chat` is the group the game is played in (private hand buttons need it), `topic` its forum topic
 when it is played in one (a `message_thread_id`: a message id, below 2**31, so 6 digits at most,
 and 7 bytes with its separator), `game` the game's id (a button from another game is refused;
-see `GAME_IDS`), `number` what the button was drawn for: the game's moment for Play and a card
-toggle (`View.moment`), the play targeted for Liar! and Let it stand (R10); a button from an
+see `GAME_IDS`), `number` what the button was drawn for: the game's turn for Play and a card
+toggle (`View.turns`), the play targeted for Liar! and Let it stand (R10); a button from an
 earlier turn is refused. A card toggle carries what is
 needed to redraw the hand without reading the game: the selection, the hand, the rank to call
 ("-" when it is not the player's turn) and, when the hand shows Liar!, "x" and the play it
@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
-
-from engine.records import record
 
 MAX_BYTES = 64
 NO_RANK = -1
@@ -50,7 +49,7 @@ class BadCallback(ValueError):
     """The data is not one this bot wrote: tampered, truncated or from another bot."""
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Press:
     kind: Kind
     chat: int
@@ -61,10 +60,10 @@ class Press:
     rank: int = NO_RANK
     shout: bool = False  # a toggle redraws the hand's Liar! button too...
     topic: int | None = None  # the forum topic of the game, if it is played in one
-    play: int = 0  # ...which targets this play (`number` is the moment, for Play)
+    play: int = 0  # ...which targets this play (`number` is the turn, for Play)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Place:
     """Where a game's buttons lead: its group chat, its forum topic (if it is played in one),
     and the game's id. Every button a screen draws for the game names all three."""

@@ -5,9 +5,12 @@ computer players, and the chat's settings (its language, R20's turn clock). Like
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from engine import (
     CLOCK_CHOICES,
     Code,
+    Event,
     Join,
     Leave,
     Phase,
@@ -15,8 +18,6 @@ from engine import (
     apply,
     open_table,
 )
-from engine.events import Event
-from engine.records import record
 from handlers import names, render
 from handlers.acts import (
     SEAT,
@@ -34,7 +35,7 @@ from handlers.store import Record
 from handlers.text import DEFAULT, SUPPORTED, t
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class AddBot:
     """/addbot: seat the next computer player, "Robot N", with the first free N. In the lobby,
     by a player at the table, the player who opened it, or a group administrator (`admin`)."""
@@ -56,7 +57,7 @@ class AddBot:
         return PlayerMove(move, lang=self.lang, reply_to=self.reply_to).decide(record, now)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class RemoveBot:
     """A lobby's button that takes computer player `robot` (a negative id) off the table: for
     the player who opened it, or a group administrator (`admin`)."""
@@ -88,7 +89,7 @@ def seat_name(record: Record, name: str) -> str:
     )
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class QuickSeat:
     """Join, pressed by a member of the group whom the bot may already write to in private
     (`questions.reachable`): seated at once, with no trip through the private chat."""
@@ -109,7 +110,7 @@ class QuickSeat:
         return decision
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class PlayAgain:
     """Play again, on the end message of game `game_id`. The first press opens the next game in
     the same chat (and forum topic) with the same clock, the presser its opener, the last
@@ -153,7 +154,7 @@ class PlayAgain:
         return Decision(link=deep_link(self.bot_username, SEAT, record.place))
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Seat:
     """/start in private, from the Join button's link: seat the player at that table.
 
@@ -178,7 +179,7 @@ class Seat:
         return decision
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class NewGame:
     """/newgame: a new lobby, unless a game is running. `game_id` is a random draw from
     `callbacks.GAME_IDS`; should it be the id of the game it replaces, the next one is taken.
@@ -219,7 +220,7 @@ def open_game(record: Record, opener: int, game_id: int, clock: int, now: float)
         {} if last is None else {p: n for p, n in zip(last.ids, last.names, strict=True) if p > 0}
     )
     record.game = open_table(opener, now, clock=clock)
-    record.reminded = None  # moments count from 0 again
+    record.reminded = None  # turns count from 0 again
     ids = GAME_IDS
     record.game_id = (
         game_id if game_id != record.game_id else ids.start + (game_id - ids.start + 1) % len(ids)
@@ -228,7 +229,7 @@ def open_game(record: Record, opener: int, game_id: int, clock: int, now: float)
     record.langs = {}
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class JoinLink:
     """/join in the group: a button opening the private chat whose Start seats the player."""
 
@@ -252,7 +253,7 @@ def _in_lobby(record: Record) -> bool:
     return record.game is not None and record.game.phase is Phase.LOBBY
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class LanguagePrompt:
     """/language: a button per supported language, each named in its own language. For a
     group administrator (`admin`: the chat's language), or the player who opened the chat's
@@ -278,7 +279,7 @@ class LanguagePrompt:
         return Decision(extra=[reply(self.reply_to, prompt, (buttons,))])
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class SetLanguage:
     """A language button. Pressed by a group administrator (`admin`): the chat's language from
     now on, this game's too. By the player who opened the chat's game, in its lobby: that
@@ -311,7 +312,7 @@ class SetLanguage:
         return Decision(write=True, extra=[notice])
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class ShowSettings:
     """/settings: the chat's turn clock (R20), with a button per choice while no game runs."""
 
@@ -334,7 +335,7 @@ def clock_choice(argument: str) -> int | None:
     return seconds if seconds in CLOCK_CHOICES else None
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class SetClockSetting:
     """A clock button of /settings, or `/settings 60` (R20). By a group administrator
     (`admin`): the chat's turn clock from now on, and the open lobby's, whose table then shows

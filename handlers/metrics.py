@@ -25,8 +25,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from engine import Game
-from engine.events import Event, Started, Stopped, StopReason, Won
+from engine import Event, Game, StopReason
+from engine import events as ev
 
 __all__ = [
     "METRICS",
@@ -169,11 +169,11 @@ def game_events(
         add("GamesOpened")
     for event in events:
         match event:
-            case Started():
+            case ev.Started():
                 add("GamesStarted")
-            case Won():
+            case ev.Won():
                 _ended("won", game)
-            case Stopped(by=by, reason=reason):
+            case ev.Stopped(by=by, reason=reason):
                 if removed:
                     how = "removed"  # the group no longer takes the bot's messages
                 elif reason is StopReason.STOP:

@@ -16,11 +16,11 @@ in its own conditional write (a new stamp), so that one sender only ever holds i
 from __future__ import annotations
 
 from collections.abc import Sequence, Set
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from engine import Game, Phase
 from engine import events as ev
-from engine.records import record
 from handlers import announcements
 from handlers.callbacks import Place
 from handlers.screens import Screen
@@ -39,7 +39,7 @@ _CONTEXT = {ev.FinalPlay: (ev.Called,), ev.Won: (ev.LetStand, ev.Challenged, ev.
 _KINDS: tuple[type, ...] = (*_MOMENTS, ev.Called, ev.LetStand, ev.Forfeited)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Parcel:
     """One moment owed the group. `stamp` names it in the sent marks; `update` is the update
     that wrote it (None: the timer), `at` when it was taken (whole seconds)."""
@@ -137,7 +137,8 @@ def decode(value: list[Any]) -> Parcel:
 
 
 def _encode_event(event: ev.Event) -> list[Any]:
-    values = [list(v) if isinstance(v, tuple) else v for v in event._values()]  # type: ignore[union-attr]
+    values = [getattr(event, f.name) for f in fields(event)]
+    values = [list(v) if isinstance(v, tuple) else v for v in values]
     return [_KINDS.index(type(event)), *values]
 
 

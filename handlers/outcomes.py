@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
-from engine import Code
-from engine.events import Event
+from engine import Code, Event
 from handlers.screens import Request
 from handlers.store import Record
 

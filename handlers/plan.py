@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence, Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from telegram import CallbackQuery
 
 from engine import Game, Phase
 from engine import events as ev
-from engine.records import replace
 from handlers import announcements, outbox, render
 from handlers.outbox import Parcel
 from handlers.outcomes import Decision, Result

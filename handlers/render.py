@@ -8,10 +8,12 @@ which the table is meant to see. A private hand shows its owner's cards and nobo
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from engine import (
     BULLETS,
     CLOCK_CHOICES,
+    MAX_PLAY,
     MAX_PLAYERS,
     MIN_PLAYERS,
     RANKS,
@@ -25,8 +27,6 @@ from engine import (
     count,
     view,
 )
-from engine.records import replace
-from engine.state import MAX_PLAY
 from handlers import names
 from handlers.callbacks import NO_RANK, Kind, Place, Press, encode, toggles
 from handlers.screens import Button, Keyboard, Screen, time_of_day, timed
@@ -255,9 +255,9 @@ def hand(
     lines += _hand_status(game, v, player, lang, now, table_lang=table_lang or lang)
     rank = v.rank if v.can_play else NO_RANK
     shout = v.can_play and v.can_shout
-    # A toggle names the moment, for the Play it draws, and the play Liar! targets (R10).
+    # A toggle names the turn, for the Play it draws, and the play Liar! targets (R10).
     toggle = place.press(
-        Kind.TOGGLE, v.moment, hand=v.hand, rank=rank, shout=shout, play=v.plays if shout else 0
+        Kind.TOGGLE, v.turns, hand=v.hand, rank=rank, shout=shout, play=v.plays if shout else 0
     )
     return timed(block(lang, lines), _hand_keyboard(toggle, selection, lang))
 
@@ -307,13 +307,13 @@ def hand_buttons(press: Press, lang: str) -> Keyboard:
 
 def _hand_keyboard(toggle: Press, selection: int, lang: str) -> Keyboard:
     """`toggle.hand`'s cards as toggles in rank order, rows of `ROW`, with `selection` ticked;
-    Play N × RANK, for moment `toggle.number`, when `toggle.rank` is set and 1-4 are selected;
+    Play N × RANK, for turn `toggle.number`, when `toggle.rank` is set and 1-4 are selected;
     Liar! at play `toggle.play` when `toggle.shout`. Each toggle carries all of this for the
     next redraw."""
     held, rank, number = toggle.hand, toggle.rank, toggle.number
     selection &= held
     place = Place(toggle.chat, toggle.game, toggle.topic)
-    # Off turn, a toggle needs no moment: leaving it out keeps an idle hand's buttons, and so
+    # Off turn, a toggle needs no turn count: leaving it out keeps an idle hand's buttons, and so
     # its message, unchanged by other players' moves.
     # Every toggle's data differs only in the selection it sets: spell the rest once (the
     # hand is redrawn for each move, up to 51 cards at a time).

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import dataclass
 
-from engine.records import record
 
-
-@record
+@dataclass(frozen=True, slots=True)
 class Button:
     """An inline button: it sends `data` back (callback_data, <= 64 bytes) or opens `url`."""
 
@@ -24,7 +23,7 @@ class Button:
 Keyboard = tuple[tuple[Button, ...], ...]
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class TimeSpan:
     """A moment shown in a text: `length` UTF-16 code units from `offset` (as Telegram counts)
     read `unix` (seconds) in UTC. Telegram shows it in each reader's own time zone (a date_time
@@ -35,7 +34,7 @@ class TimeSpan:
     unix: int
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Screen:
     """A message as shown: plain text (no parse mode: names need no escaping), buttons, and the
     moments in the text that each reader's app shows in their own time (`timed`)."""
@@ -81,7 +80,7 @@ def _utf16(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Send:
     """A new message. `remember` names it ("table", "final", "hand:<user>") when its id must
     be kept to edit it later; `thread` is the forum topic it goes to (None: the chat itself, or
@@ -93,7 +92,7 @@ class Send:
     thread: int | None = None
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Edit:
     """Replace a message's text and buttons. If the message is gone (deleted by a user), a new
     one is sent instead (into the forum topic `thread`) and remembered under `remember`."""
@@ -105,7 +104,7 @@ class Edit:
     thread: int | None = None
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class EditButtons:
     """Replace only a message's buttons (a card toggle; a settled message losing its buttons).
 
@@ -120,7 +119,7 @@ class EditButtons:
     after: str | None = None
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Answer:
     """The answer to a button press: a short notice (<= 200 characters) or a URL to open."""
 

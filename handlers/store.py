@@ -42,7 +42,7 @@ class Record:
     # (None: `lang`); the next game opens in it.
     later_lang: str | None = None
     # R20: the seconds a person has to play in the chat's games (0: no clock), the setting new
-    # games open with; and the moment whose reminder was sent (at most one a turn).
+    # games open with; and the turn (`Game.turns`) whose reminder was sent (at most one a turn).
     clock: int = CLOCK_DEFAULT
     reminded: int | None = None
     # Who pressed buttons that wrote in the last few seconds, and when: someone looking at the

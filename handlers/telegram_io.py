@@ -13,7 +13,7 @@ import datetime as dtm
 import logging
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import telegram
@@ -29,7 +29,6 @@ from telegram.error import (
 from telegram.request import HTTPXRequest
 from telegram.warnings import PTBDeprecationWarning
 
-from engine.records import replace
 from handlers import metrics
 from handlers.screens import (
     Answer,

@@ -21,12 +21,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from string import Formatter
 from typing import Any
-
-from engine.records import record
 
 FSI = "\u2068"  # first strong isolate: the direction of what follows is its own
 PDI = "\u2069"  # pop directional isolate
@@ -103,7 +102,7 @@ PLURAL_RULES: Mapping[str, tuple[Callable[[int], str], frozenset[str]]] = {
 Entry = str | dict[str, str]
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Catalogue:
     rtl: bool
     plural: Callable[[int], str]

@@ -82,11 +82,11 @@ def game_next_look(record: Record, idle_expiry: float) -> float | None:
 
 def reminder_at(record: Record) -> float | None:
     """R20: when the person awaited to play is reminded, a third of their clock before it runs
-    out; None when nobody's clock runs, or once this moment's reminder is sent."""
+    out; None when nobody's clock runs, or once this turn's reminder is sent."""
     game = record.game
     if game is None or game.phase is not Phase.PLAY or game.deadline is None or not game.clock:
         return None
-    if record.reminded == game.moment:
+    if record.reminded == game.turns:
         return None
     return game.deadline - game.clock / REMINDER_PART
 

@@ -188,10 +188,10 @@ class OfflineTable:
         self.notices: deque[str] = deque(maxlen=NOTICES)
         self.welcome: list[str] = []  # the first screen's words, until the first line typed
         self._dealing = False  # the table's own /newgame, Join and Start: nothing to tell
-        # Private messages up to this id belong to an earlier moment of the game (a reminder
+        # Private messages up to this id belong to an earlier turn of the game (a reminder
         # of a turn gone by): not shown. `_seen` is the latest id the screen has shown.
         self._private_floor = 0
-        self._seen = (0, -1)  # (latest private message id, the game's moment) last drawn
+        self._seen = (0, -1)  # (latest private message id, the game's turns) last drawn
         # Update ids only grow, across runs too, as Telegram's do: the game item keeps the last
         # few applied, and a repeated id would be taken for a repeated update.
         self._ids = itertools.count(time.time_ns() // 1_000_000)
@@ -587,13 +587,13 @@ class OfflineTable:
             if m.text and (hand is None or m.message_id != hand.message_id)
         ]
         game = record.game
-        # A new moment (another player awaited, another rank, another phase) hides the private
+        # A new turn (another player awaited, another rank, another phase) hides the private
         # messages shown before it: a reminder of a turn gone by is not about this one.
-        moment = game.moment if game is not None else -1
+        turns = game.turns if game is not None else -1
         latest = max((m.message_id for m in private), default=0)
-        if moment != self._seen[1]:
+        if turns != self._seen[1]:
             self._private_floor = self._seen[0]
-        self._seen = (latest, moment)
+        self._seen = (latest, turns)
         private = [m for m in private if m.message_id > self._private_floor]
         return View(
             recent=group[-RECENT_GROUP:],

@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from engine.cards import RANKS, SUITS, parse_card, rank_of, suit_of
+from engine import RANKS, SUITS, parse_card, rank_of, suit_of
 
 # The words of the game's buttons, by the word the screen shows beside each; then their short forms.
 ACTION_WORDS = ("play", "liar", "stand", "end", "join", "start", "leave")

@@ -200,7 +200,7 @@ class Stalling:
         for player in game.ids:
             if not self.answering(game, player):
                 continue
-            key = (player, game.moment, game.plays)
+            key = (player, game.turns, game.plays)
             if key not in self.plans:
                 move = strategy.choose(view(game, player, now), self.rng)
                 delay = self.rng.choice(REACTION)
@@ -260,7 +260,7 @@ class Stalling:
     def watch(self, game: Game) -> None:
         """After each step: when the awaited moment changed, how long it had waited."""
         moment = self.moment
-        if moment is not None and (game.moment != moment.number or game.phase is Phase.OVER):
+        if moment is not None and (game.turns != moment.number or game.phase is Phase.OVER):
             self.waited(moment, game)
             moment = None
         if game.phase is Phase.OVER:
@@ -268,7 +268,7 @@ class Stalling:
             self.ended(game)
         elif moment is None:
             self.moment = _Moment(
-                game.moment, game.updated, game.phase, game.awaited, game.deadline, game.clock
+                game.turns, game.updated, game.phase, game.awaited, game.deadline, game.clock
             )
 
     def waited(self, moment: _Moment, game: Game) -> None:

@@ -284,7 +284,7 @@ def test_tampered_buttons_are_refused_in_the_pressers_language(lang: str) -> Non
             (scene.play_data(awaited, set(held[:5])), "refusal_card_count"),
             (with_field(play, 4, "0"), "refusal_bad_cards"),
             (with_field(play, 4, b36(1 << 52)), "bad_button"),  # not a card
-            (with_field(play, 3, b36(game.moment + 3)), "refusal_stale"),
+            (with_field(play, 3, b36(game.turns + 3)), "refusal_stale"),
             (with_field(play, 2, b36(record.game_id + 1)), "old_game"),
             (with_field(play, 1, b36(OTHER_GROUP)), "no_game"),
             (with_field(play, 0, "t"), "bad_button"),  # a toggle needs the hand's fields
@@ -292,7 +292,7 @@ def test_tampered_buttons_are_refused_in_the_pressers_language(lang: str) -> Non
             refused(scene, awaited, awaited.id, hand_msg, data, *keys)
         # A card toggle whose hand or rank is not one.
         toggle = callbacks.encode(
-            Press(Kind.TOGGLE, GROUP, record.game_id, game.moment, 1, mask_of(held), game.rank)
+            Press(Kind.TOGGLE, GROUP, record.game_id, game.turns, 1, mask_of(held), game.rank)
         )
         for data in (with_field(toggle, 5, b36(1 << 52)), with_field(toggle, 6, "d")):
             refused(scene, awaited, awaited.id, hand_msg, data, "bad_button")
@@ -312,7 +312,7 @@ def test_misplaced_buttons_and_moves_out_of_turn_are_refused(lang: str) -> None:
         play = scene.play_data(awaited, {min(scene.hand(awaited))})
         record = table.record()
         toggle = callbacks.encode(
-            Press(Kind.TOGGLE, GROUP, record.game_id, game.moment, 0, game.hands[0], game.rank)
+            Press(Kind.TOGGLE, GROUP, record.game_id, game.turns, 0, game.hands[0], game.rank)
         )
 
         def group_button(kind: Kind, number: int = 0) -> str:
@@ -470,7 +470,7 @@ def test_a_forged_toggle_shows_only_to_its_presser_and_cannot_be_played(lang: st
                 Kind.TOGGLE,
                 GROUP,
                 record.game_id,
-                game.moment,
+                game.turns,
                 mask_of(forged),
                 mask_of(forged),
                 game.rank,

@@ -112,7 +112,7 @@ def test_r20_the_table_plays_for_a_silent_person_at_90_0_seconds_not_at_89_9() -
         table.clock.now = started + 90
         fire(table, started + 90)
         after, events = settle(game, started + 90)
-        assert table.game() == after and after.moment == game.moment + 1
+        assert table.game() == after and after.turns == game.turns + 1
         played = next(e for e in events if isinstance(e, ev.TablePlayed))
         assert (played.player, played.seconds) == (game.awaited, 90)
         assert after.updated - started == 90.0, "played at the mark, not a moment later"
@@ -212,7 +212,7 @@ def test_r20_one_reminder_a_turn_when_a_third_of_the_clock_is_left_whatever_fire
             plain(tn(person.lang, "reminder", 20, group=GROUP_TITLE))
         ]
         assert len(table.tg.calls(chat_id=GROUP)) == group, "nothing in the group, no redraw"
-        assert table.record().reminded == game.moment
+        assert table.record().reminded == game.turns
         assert table.record().next_look == game.deadline, "the deadline's timer is next"
         # The next person's turn has a reminder of its own.
         play_one(table, players)

@@ -104,7 +104,7 @@ def play_to_the_end(table: Table, players: list[Person]) -> None:
         if named < 3:  # "Not your turn — … plays."
             other = next(p for p in players if p != person and table.hand(p))
             cards = mask_of([min(table.hand(other))])
-            press = Press(Kind.PLAY, GROUP, table.record().game_id, game.moment, cards=cards)
+            press = Press(Kind.PLAY, GROUP, table.record().game_id, game.turns, cards=cards)
             message = table.hand_message(other).message_id
             table.press(other, other.id, message, callbacks.encode(press))
             named += 1

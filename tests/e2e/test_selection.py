@@ -112,12 +112,12 @@ def test_a_tick_that_pays_a_redraw_of_every_hand_still_pings_whose_turn_it_bring
         silent = scene.awaited()
         assert table.record().owed_hands
         # Past the silent person's clock too: one tick pays the redraw and plays for them.
-        moment = table.game().moment
+        moment = table.game().turns
         nxt = next(p for p in scene.players if p not in (mover, silent))
         told = sent_to(table, nxt)
         table.clock.advance(table.game().clock + 1)
         table.tick()
-        assert table.game().moment == moment + 1 and table.record().owed is None
+        assert table.game().turns == moment + 1 and table.record().owed is None
         assert scene.awaited() == nxt, "the table played for the silent person"
         assert sent_to(table, nxt) == [*told, t("en", "ping_play", group=GROUP_TITLE)]
 

@@ -316,7 +316,7 @@ def test_a_shout_and_the_next_play_race_and_exactly_one_wins_either_way(
     cards = callbacks.decode(prep.buttons["play"][2]).cards
     moves: dict[str, Move] = {
         "shout": Shout(shouter.id, game.plays),
-        "play": Play(player.id, cards, game.moment),
+        "play": Play(player.id, cards, game.turns),
     }
     a, b = racers[0], racers[1]
     by = {"shout": a, "play": b}
@@ -505,11 +505,11 @@ def test_r20_the_clock_and_a_play_at_its_deadline_have_exactly_one_outcome(
     assert game.phase is Phase.PLAY and game.deadline is not None
     deadline = game.deadline
     person = prep.players[game.awaited]  # type: ignore[index]
-    move = Play(person.id, callbacks.decode(prep.buttons["play"][2]).cards, game.moment)
+    move = Play(person.id, callbacks.decode(prep.buttons["play"][2]).cards, game.turns)
     human, box = racers[0], racers[1]  # the timer function's container: `box`
     pressed_at = deadline - early
     timed_out, _ = settle(game, deadline)
-    assert timed_out.moment == game.moment + 1, "the table played"
+    assert timed_out.turns == game.turns + 1, "the table played"
     by_hand = apply(game, move, pressed_at)[0] if early else timed_out
     seen = set()
     for forced in ["human", "timer", "human", "timer"] + [None] * FREE_ROUNDS:
@@ -560,7 +560,7 @@ def test_r20_a_reminders_timer_fired_twice_at_once_sends_one_reminder(
 
         assert first.store.commits + second.store.commits - commits == 1, "one write"
         assert len(stack.tg.calls("sendMessage", chat_id=person)) == sent + 1, "one reminder"
-        assert stack.record(chat).reminded == game.moment and stack.game(chat) == game
+        assert stack.record(chat).reminded == game.turns and stack.game(chat) == game
         assert sorted(line["outcome"] for line in outcomes.lines) == ["nothing_due", "reminded"]
         outcomes.clear()
 
@@ -608,7 +608,7 @@ def test_an_update_delivered_three_times_at_once_is_applied_once(
             assert len(record.game.ids) == len(before.game.ids) + 1  # one robot, not three
         else:
             cards = callbacks.decode(play["callback_query"]["data"]).cards
-            assert record.game == apply(game, Play(player.id, cards, game.moment), prep.now)[0]
+            assert record.game == apply(game, Play(player.id, cards, game.turns), prep.now)[0]
         outcomes.clear()
 
 
@@ -687,7 +687,7 @@ def test_after_a_crash_between_the_write_and_the_sends_the_retry_redraws_every_s
         mover = players[game.awaited]  # type: ignore[index]
         cards = {min(held(game, mover.id))}
         update = play_update(stack, c, mover, cards, chat)
-        move: Move = Play(mover.id, sum(1 << card for card in cards), game.moment)
+        move: Move = Play(mover.id, sum(1 << card for card in cards), game.turns)
     else:
         liar = game.ids[game.last.seat]  # type: ignore[union-attr]
         accuser = next(p for p in players.values() if p.id != liar)

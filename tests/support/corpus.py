@@ -124,7 +124,7 @@ class Scene:
         record = self.table.record()
         game = record.game
         assert game is not None
-        moment = game.moment if number is None else number
+        moment = game.turns if number is None else number
         press = Press(Kind.PLAY, GROUP, record.game_id, moment, cards=mask_of(cards))
         return callbacks.encode(press)
 
@@ -638,7 +638,7 @@ def _presses(scene: Scene, game: Game, ids: _Ids) -> Iterator[tuple[str, dict[st
     """Button presses the game refuses now."""
     assert game.last is not None
     record = scene.table.record()
-    game_id, plays, moment = record.game_id, game.plays, game.moment
+    game_id, plays, moment = record.game_id, game.plays, game.turns
     mover = scene.by_id(game.ids[game.last.seat])
     awaited = scene.awaited()
     others = [p for p in scene.players if p.id != awaited.id]

@@ -89,7 +89,7 @@ WON = Game(
 
 
 def test_the_stored_order_is_pinned_so_a_change_to_the_fields_is_a_new_version() -> None:
-    # Game's fields in their declared order; null where no seat is meant. Then the moment,
+    # Game's fields in their declared order; null where no seat is meant. Then the turns,
     # the clock, the seats whose clock ran out and the votes (bits by seat), the counters and
     # the boldest bluff; when a player last acted.
     assert encode(DECIDING) == [
@@ -131,10 +131,10 @@ def test_a_version_1_game_decodes_with_none_for_no_seat() -> None:
     lobby = Game(opener=11, updated=1764400000.5, ids=(11,), names=("Ann",), acted=1764400000.5)
     assert lobby.turn is lobby.shouted is lobby.winner is None
     assert decode(V1_LOBBY) == lobby
-    # No clock before version 3; a game begun counts moments from its play number and has
+    # No clock before version 3; a game begun counts turns from its play number and has
     # no counters for the reveal.
-    assert decode(V1_DECIDING) == replace(DECIDING, moment=1, tally=None)
-    assert decode(V1_WON) == replace(WON, moment=1, tally=None)
+    assert decode(V1_DECIDING) == replace(DECIDING, turns=1, tally=None)
+    assert decode(V1_WON) == replace(WON, turns=1, tally=None)
     shouted = decode(V1_SHOUTED)
     assert (shouted.turn, shouted.shouted, shouted.winner) == (0, 1, None)
     assert shouted.phase is Phase.PLAY and shouted.last is None and shouted.bullets == [3, 2]

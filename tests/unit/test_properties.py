@@ -28,7 +28,6 @@ from engine import (
     Shout,
     Start,
     Stop,
-    Timeout,
     VoteEnd,
     apply,
     can,
@@ -129,14 +128,10 @@ def outcome(game: Game, move: Move, now: float) -> tuple[Game, list[ev.Event]] |
 
 
 def check_apply_is_settle_then_move(game: Game, move: Move, now: float) -> None:
-    """`apply(g, m, t)` is `apply(settle(g, t)[0], m, t)`, the clock's events first; or, for
-    `Timeout` (the clock's own move, judged before settling), `settle` itself."""
+    """`apply(g, m, t)` is `apply(settle(g, t)[0], m, t)`, the clock's events first."""
     settled, clock_events = settle(game, now)
     assert settle(settled, now) == (settled, []), "once settled, nothing more is due"
     direct = outcome(game, move, now)
-    if isinstance(move, Timeout):
-        assert isinstance(direct, Code) or direct == (settled, clock_events)
-        return
     after = outcome(settled, move, now)
     if isinstance(after, Code):
         assert direct == after
@@ -196,7 +191,7 @@ class MenteurMachine(RuleBasedStateMachine):
             original.rank,
             original.phase,
         )
-        assert after.moment > original.moment if moved else after.moment >= original.moment
+        assert after.turns > original.turns if moved else after.turns >= original.turns
         self.game = after
 
     @rule(wait=st.floats(0, 60) | st.floats(0, 400))
@@ -260,7 +255,7 @@ class MenteurMachine(RuleBasedStateMachine):
     def anyone_tries_anything(self, data: st.DataObject) -> None:
         players = st.sampled_from((*self.game.ids, OUTSIDER))
         plays = st.integers(max(0, self.game.plays - 1), self.game.plays + 1)
-        moments = st.integers(max(0, self.game.moment - 1), self.game.moment + 1)
+        turns = st.integers(max(0, self.game.turns - 1), self.game.turns + 1)
         turn = self.game.turn
         hand = 0 if turn is None else self.game.hands[turn]
         own_cards = st.sets(st.sampled_from(range(52)), max_size=5).map(
@@ -268,10 +263,9 @@ class MenteurMachine(RuleBasedStateMachine):
         )
         move = data.draw(
             st.one_of(
-                st.builds(Play, players, own_cards, st.none() | moments),
+                st.builds(Play, players, own_cards, st.none() | turns),
                 st.builds(Shout, players, plays),
                 st.builds(LetItStand, players, plays),
-                st.builds(Timeout, plays),
                 st.builds(Forfeit, players),
                 # Rarely a stopper: a stopped table has nothing left to test.
                 st.builds(

@@ -8,6 +8,7 @@ import json
 import random
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from importlib.resources import files
 from pathlib import Path
 from string import Formatter
@@ -32,7 +33,6 @@ from engine import (
     Shout,
     Start,
     Stop,
-    Timeout,
     VoteEnd,
     apply,
     card_name,
@@ -45,7 +45,6 @@ from engine import (
 )
 from engine import events as ev
 from engine.moves import Expire, Move
-from engine.records import replace
 from handlers import announcements, names, render, text
 from handlers.callbacks import MAX_BYTES, NO_RANK, Kind, Place, Press, decode
 from handlers.screens import Screen
@@ -782,11 +781,11 @@ def test_the_next_player_can_shout_liar_from_their_hand_and_only_they() -> None:
     assert plain(t("en", "hand_wait", liar="Liar!")) in lines_of(other)
 
 
-def test_the_hands_play_names_the_moment_and_its_liar_the_play() -> None:
+def test_the_hands_play_names_the_turn_and_its_liar_the_play() -> None:
     # Chloé forfeits: the turn passes to Driss on the same rank, Bob's play still open. The
-    # moment moved on (a Play drawn for Chloé's turn is stale); the play Liar! targets did not.
+    # turn moved on (a Play drawn for Chloé's turn is stale); the play Liar! targets did not.
     game, _ = apply(lie_on_the_pile(), Forfeit(3), T0)
-    assert (game.plays, game.moment) == (2, 3)
+    assert (game.plays, game.turns) == (2, 3)
     screen = render.hand(game, 4, PLACE, "en", T0, selection=cards("7♠"))
     pressed = dict(buttons(screen))
     assert pressed["Play 1 × 10"] == Press(Kind.PLAY, CHAT, GAME_ID, 3, cards=cards("7♠"))
@@ -942,14 +941,20 @@ def two_left() -> Game:
     ("game", "move", "how"),
     [
         (final_play(), LetItStand(2, 1), "Bob let it stand."),
-        (final_play(), Timeout(1), "No decision within 45 seconds: the table let it stand."),
+        (final_play(), None, "No decision within 45 seconds: the table let it stand."),
         (final_play(), Shout(3, 1), "A challenge showed the final play was true."),
         (apply(two_left(), Forfeit(2), T0)[0], Forfeit(3), "Every other player left the game."),
     ],
 )
-def test_the_end_says_who_won_how_and_the_final_ranking(game: Game, move: Move, how: str) -> None:
-    now = T0 + (DECISION_SECONDS if isinstance(move, Timeout) else 1)
-    game, events = apply(game, move, now)
+def test_the_end_says_who_won_how_and_the_final_ranking(
+    game: Game, move: Move | None, how: str
+) -> None:
+    if move is None:  # R14: no decision; the timer settles the game at the deadline
+        now = T0 + DECISION_SECONDS
+        game, events = settle(game, now)
+    else:
+        now = T0 + 1
+        game, events = apply(game, move, now)
     end = announcements.messages(events, game, PLACE, "en", now)[-1]
     assert game.winner is not None
     winner = game.names[game.winner]

@@ -25,7 +25,6 @@ from engine import (
     Start,
     Stop,
     StopReason,
-    Timeout,
     apply,
     can,
     card_name,
@@ -366,13 +365,14 @@ def test_r14_a_challenge_that_shows_the_final_play_true_ends_the_game() -> None:
 def test_r14_after_45_seconds_the_table_lets_it_stand() -> None:
     game = final_play()
     deadline = T0 + DECISION_SECONDS
-    assert refused(game, Timeout(1), deadline - 0.001).code is Code.NOT_YET_DUE
-    assert settle(game, deadline - 0.001) == (game, [])
-    over, events = apply(game, Timeout(1), deadline)
+    assert settle(game, deadline - 0.001) == (game, []), "not yet due: nothing changes"
+    over, events = settle(game, deadline)
     assert events[0] == ev.LetStand(1, None)
     assert isinstance(events[1], ev.Won) and events[1].winner == 1
-    assert settle(game, deadline + 30) == apply(game, Timeout(1), deadline + 30)
-    assert refused(over, Timeout(1), deadline + 1).code is Code.STALE
+    assert over.phase is Phase.OVER
+    # However late the timer notices, the table let it stand at the deadline.
+    assert settle(game, deadline + 30) == (over, events)
+    assert settle(over, deadline + 31) == (over, []), "a second timer changes nothing"
 
 
 def test_r14_a_shout_just_before_the_deadline_counts_and_just_after_is_refused() -> None:
@@ -395,7 +395,9 @@ def test_r14_a_shout_just_before_the_deadline_counts_and_just_after_is_refused()
 def test_r14_a_timer_for_an_earlier_final_play_changes_nothing() -> None:
     game = final_play(truth=False)
     game, _ = apply(game, Shout(3, 1), T0 + 1)  # the lie is exposed, the game goes on
-    assert refused(game, Timeout(1), T0 + 100).code is Code.STALE
+    later, events = settle(game, T0 + DECISION_SECONDS)  # when the final play's time was up
+    assert not any(isinstance(e, ev.LetStand | ev.Won) for e in events)
+    assert later.phase is Phase.PLAY and later.winner is None
 
 
 def test_r15_the_final_ranking_is_winner_then_fewest_cards_then_seat_order() -> None:
@@ -514,7 +516,8 @@ def test_r19_a_deciders_forfeit_passes_the_decision_with_a_fresh_45_seconds() ->
     game, events = apply(game, Forfeit(2), T0 + 40)
     assert events == [ev.Forfeited(2), ev.DecisionPassed(3, T0 + 40 + DECISION_SECONDS)]
     assert game.awaited == 3 and game.deadline == T0 + 40 + DECISION_SECONDS
-    assert refused(game, Timeout(1), T0 + 50).code is Code.NOT_YET_DUE
+    # The first decider's 45 seconds are over, the new decider's are not: nothing is due.
+    assert settle(game, T0 + 50) == (game, [])
 
 
 def test_r19_the_final_player_forfeits_and_the_decider_plays_next() -> None:
@@ -565,10 +568,10 @@ def test_i4_exactly_one_thing_is_awaited() -> None:
     assert apply(decided, LetItStand(2, 1), T0)[0].awaited is None
 
 
-def test_moves_arriving_with_a_stale_moment_or_play_number_are_refused() -> None:
+def test_moves_arriving_with_a_stale_turn_or_play_number_are_refused() -> None:
     game = table("A♠ 2♠", "3♠ 4♠")
-    game, _ = apply(game, Play(1, cards("A♠"), moment=0), T0)
-    game, _ = apply(game, Play(2, cards("3♠"), moment=1), T0)
-    assert refused(game, Play(1, cards("2♠"), moment=0)).code is Code.STALE
+    game, _ = apply(game, Play(1, cards("A♠"), turns=0), T0)
+    game, _ = apply(game, Play(2, cards("3♠"), turns=1), T0)
+    assert refused(game, Play(1, cards("2♠"), turns=0)).code is Code.STALE
     assert refused(game, Shout(1, 3)).code is Code.STALE
-    assert isinstance(refused(game, Play(1, cards("2♠"), moment=0)), IllegalMove)
+    assert isinstance(refused(game, Play(1, cards("2♠"), turns=0)), IllegalMove)

@@ -1,4 +1,4 @@
-"""R20 (the turn clock, no person left) and the engine's decisions beside it (RULES.md): moments
+"""R20 (the turn clock, no person left) and the engine's decisions beside it (RULES.md): turns
 (R6), moves judged after the clock (R14), the vote to end (R18), the reveal (R16). Named after
 their rule, like test_rules.py."""
 
@@ -66,7 +66,7 @@ def lobby(players: int, clock: int = CLOCK_DEFAULT) -> Game:
     return game
 
 
-# --- R6: a play names its moment -------------------------------------------------------------
+# --- R6: a play names its turn ---------------------------------------------------------------
 
 
 def test_r6_a_play_drawn_before_a_challenge_is_stale_after_it() -> None:
@@ -76,38 +76,38 @@ def test_r6_a_play_drawn_before_a_challenge_is_stale_after_it() -> None:
     assert drawn.can_play and RANKS[drawn.rank] == "2"
     game, _ = apply(game, Shout(2, 1), T0)  # Bob catches her: he plays next, on A again
     assert game.awaited == 2 and RANKS[game.rank] == "A"
-    assert refused(game, Play(2, cards("2♥"), drawn.moment)).code is Code.STALE
-    now = view(game, 2, T0).moment
+    assert refused(game, Play(2, cards("2♥"), drawn.turns)).code is Code.STALE
+    now = view(game, 2, T0).turns
     assert apply(game, Play(2, cards("2♥"), now), T0)[1] == [ev.Called(2, 1, 0, 2, False)]
 
 
-def test_r6_the_moment_changes_with_the_awaited_player_the_rank_or_the_phase_only() -> None:
+def test_r6_a_new_turn_begins_with_the_awaited_player_the_rank_or_the_phase_only() -> None:
     game = lobby(4)
-    assert game.moment == 0
+    assert game.turns == 0
     game, _ = apply(game, Start(1, 3), T0)
-    assert game.moment == 1, "the start"
+    assert game.turns == 1, "the start"
     first, second, third, _ = game.ids
     assert game.turn is not None
     one = next(c for c in range(52) if game.hands[0] >> c & 1)
     game, _ = apply(game, Play(first, 1 << one, 1), T0)
-    assert game.moment == 2, "a play"
+    assert game.turns == 2, "a play"
     for same in (VoteEnd(third), Forfeit(third)):  # neither changes who plays or what
         game, _ = apply(game, same, T0)
-        assert game.moment == 2
-    game, _ = apply(game, Forfeit(second), T0)  # the turn passes on: a new moment
-    assert game.moment == 3 and view(game, None, T0).moment == 3
-    # A play without a moment (a command) is judged as the game stands.
+        assert game.turns == 2
+    game, _ = apply(game, Forfeit(second), T0)  # the turn passes on: a new turn
+    assert game.turns == 3 and view(game, None, T0).turns == 3
+    # A play without a turn count (a command) is judged as the game stands.
     assert game.awaited is not None and game.turn is not None
     one = next(c for c in range(52) if game.hands[game.turn] >> c & 1)
-    assert apply(game, Play(game.awaited, 1 << one), T0)[0].moment == 4
+    assert apply(game, Play(game.awaited, 1 << one), T0)[0].turns == 4
 
 
 def test_r6_a_final_players_forfeit_turns_the_decision_into_a_new_moment() -> None:
     game = table("5♠ 5♥", "3♠ 4♠", "6♠", rank="5")
     game, _ = apply(game, Play(1, cards("5♠ 5♥")), T0)
-    decide = game.moment
+    decide = game.turns
     game, _ = apply(game, Forfeit(1), T0)  # Bob keeps the turn and the rank, now to play
-    assert game.phase is Phase.PLAY and game.moment == decide + 1
+    assert game.phase is Phase.PLAY and game.turns == decide + 1
 
 
 # --- R14: a move is judged after what the clock decided --------------------------------------
@@ -241,18 +241,18 @@ def test_r20_with_the_clock_off_a_person_has_all_the_time_there_is() -> None:
 
 def test_r20_a_play_in_the_last_millisecond_and_the_tables_play_cannot_both_happen() -> None:
     game = clocked("A♠ 2♠", "3♠ 4♠", "5♠")
-    moment = view(game, 1, T0).moment
-    early, events = apply(game, Play(1, cards("2♠"), moment), T0 + 89.999)
+    turns = view(game, 1, T0).turns
+    early, events = apply(game, Play(1, cards("2♠"), turns), T0 + 89.999)
     assert events == [ev.Called(1, 1, 0, 1, False)]
     assert settle(early, T0 + 90) == (early, []), "Bob's own 90 seconds began with his turn"
     # At 90.0 the table has played first: the same press is stale, a command not her turn.
-    assert refused(game, Play(1, cards("2♠"), moment), T0 + 90).code is Code.STALE
+    assert refused(game, Play(1, cards("2♠"), turns), T0 + 90).code is Code.STALE
     assert refused(game, Play(1, cards("2♠")), T0 + 90).code is Code.NOT_YOUR_TURN
     table_played, events = settle(game, T0 + 90)
     assert events[0] == ev.TablePlayed(1, 90, 1, 0) and table_played.plays == 1
 
 
-def test_r20_the_clock_starts_at_each_new_moment_and_runs_on_through_other_moves() -> None:
+def test_r20_the_clock_starts_at_each_new_turn_and_runs_on_through_other_moves() -> None:
     game = clocked("A♠ 2♠", "3♠ 4♠", "5♠ 6♠", "7♠")
     game, _ = apply(game, Play(1, cards("2♠")), T0 + 10)  # Ann lies; Bob's clock starts
     assert game.deadline == T0 + 100
@@ -446,8 +446,8 @@ def test_r18_a_person_alone_with_computer_players_ends_the_game_by_voting() -> N
     assert view(game, 1, T0).votes_needed == 1
     over, events = apply(game, VoteEnd(1), T0)
     assert events == [ev.Voted(1, 1, 1), ev.Stopped(None, StopReason.VOTE)]
-    # The end is a new moment (R6, R10): a button drawn before it names an older one.
-    assert over.moment == game.moment + 1
+    # The end is a new turn (R6, R10): a button drawn before it names an older one.
+    assert over.turns == game.turns + 1
 
 
 # --- R16: the reveal at the end ---------------------------------------------------------------
