@@ -51,7 +51,7 @@ def one_silent_person() -> None:
     players = people(3)
     with running_bot(seed=3) as table:
         delays = Delays()
-        table.rt.app.timers = SqsTimers(delays, "https://sqs.example/timers")
+        table.rt.app.service.timers = SqsTimers(delays, "https://sqs.example/timers")
         open_and_start(table, players)
         game = table.game()
         silent = by_id(players, game.awaited)
@@ -99,7 +99,7 @@ def the_45_second_mark() -> None:
     players = people(2)
     with running_bot(seed=3) as table:
         delays = Delays()
-        table.rt.app.timers = SqsTimers(delays, "https://sqs.example/timers")
+        table.rt.app.service.timers = SqsTimers(delays, "https://sqs.example/timers")
         open_and_start(table, players, "/newgame off")
         for _ in range(100):
             game = table.game()

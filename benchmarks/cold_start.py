@@ -52,8 +52,9 @@ import time
 started, cpu = time.perf_counter(), time.process_time()
 import handlers.webhook  # builds the Runtime: AWS_LAMBDA_FUNCTION_NAME is set, as in Lambda
 ready, cpu = time.perf_counter() - started, time.process_time() - cpu
-rt = handlers.webhook.runtime()
-assert rt is handlers.webhook.runtime() and rt.store is not None, "built once, at import"
+from handlers.runtime import bootstrap
+rt = bootstrap()
+assert rt is bootstrap() and rt.store is not None, "built once, at import"
 print(ready, cpu)
 """
 

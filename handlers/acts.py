@@ -253,9 +253,9 @@ class Tick:
             settled = game is not record.game
             record.game = game
             # The game's own next look: `record.next_look` may be a redraw's.
-            due = timing.game_next_look(record, self.idle_expiry)
+            look = timing.game_next_look(record, self.idle_expiry)
             # Nothing after what the clock told: the next look follows it, a few seconds on.
-            if not events and game.phase is not Phase.OVER and due is not None and now >= due:
+            if not events and game.phase is not Phase.OVER and look is not None and now >= look:
                 move = timing.computer_move(record, game, now)
                 if move is None and now - game.acted >= self.idle_expiry:
                     move = Expire(self.idle_expiry)

@@ -47,35 +47,21 @@ ACTING = frozenset(
 )
 
 
-class _OfService:
-    """An attribute of the router that is its service's: the tests and the local runner swap
-    the clock, the timers, the generators or the bot of a running bot through the router."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, router: MenteurBot, owner: type | None = None) -> Any:
-        return getattr(router.service, self.name)
-
-    def __set__(self, router: MenteurBot, value: Any) -> None:
-        setattr(router.service, self.name, value)
-
-
 class MenteurBot:
     """Routes updates and timer ticks to acts, which its `service` transacts."""
-
-    store, bot, clock, timers = _OfService(), _OfService(), _OfService(), _OfService()
-    rng, game_ids, sleep, webhook_replies = _OfService(), _OfService(), _OfService(), _OfService()
-    idle_expiry = _OfService()
 
     def __init__(self, store: Store, bot: telegram.Bot, **options: Any) -> None:
         """`options`: the service's (`handlers.service.Service`)."""
         self.service = Service(store, bot, **options)
 
+    def _new_game_id(self) -> int:
+        """An unguessable id for a new game (the service's generator is the system's)."""
+        return self.service.game_ids.randrange(callbacks.GAME_IDS.start, callbacks.GAME_IDS.stop)
+
     async def handle(self, data: Any) -> Outcome:
         """One update, as Telegram's JSON. Raises `Busy` when Telegram should send it again."""
         try:
-            update = Update.de_json(data, self.bot)
+            update = Update.de_json(data, self.service.bot)
         except Exception:  # anything Telegram's library cannot read is not an update of ours
             return ignored(Why.MALFORMED)
         # python-telegram-bot does not check field types: a chat id sent as a string would
@@ -107,15 +93,15 @@ class MenteurBot:
 
         `at` is the time the timer was set for, when it was set for one.
         """
-        tick = acts.Tick(self.idle_expiry)
+        tick = acts.Tick(self.service.idle_expiry)
         outcome = await self.service.transact(chat, None, tick, topic=topic, action="timer")
-        now = self.clock()
-        due = outcome.next_look
+        now = self.service.clock()
+        look = outcome.next_look
         # Delivered before its second (clocks differ by a little): set it again. A timer set
         # for an older look is stale instead: the one set for the new look will come.
-        early = outcome.result is Result.NOTHING_DUE and due is not None and due > now
-        if early and due is not None and at is not None and abs(due - at) < 0.001:
-            self.service.schedule(chat, due, now, topic)
+        early = outcome.result is Result.NOTHING_DUE and look is not None and look > now
+        if early and look is not None and at is not None and abs(look - at) < 0.001:
+            self.service.schedule(chat, look, now, topic)
         return outcome
 
     # --- the bot's own membership --------------------------------------------------------------
@@ -127,10 +113,10 @@ class MenteurBot:
         member = change.new_chat_member
         if change.chat.type == "private" or updates.can_send(member):
             return ignored(Why.KIND, chat)  # a private chat blocked, or the bot (re)added
-        if member.user.username != await questions.username(self.bot):
+        if member.user.username != await questions.username(self.service.bot):
             return ignored(Why.MALFORMED, chat)  # Telegram sends only the bot's own here
         outcome = Outcome(Via.REMOVED, Result.NOTHING_DUE, chat=chat, action="removed")
-        for topic in [None, *self.store.topics(chat)]:
+        for topic in [None, *self.service.store.topics(chat)]:
             ended = await self.service.abandon(chat, topic, update_id)
             if ended.result is Result.APPLIED:
                 outcome.result = Result.APPLIED
@@ -157,7 +143,7 @@ class MenteurBot:
         match press.kind:
             case Kind.TOGGLE:
                 message = query.message
-                assert message is not None, "checked by _from_right_chat"
+                assert message is not None, "checked by updates.from_right_chat"
                 act = acts.Toggle(press, message.chat.id, message.message_id, lang)
                 return await self.service.transact(
                     press.chat, update_id, act, query=query, action="toggle"
@@ -167,7 +153,7 @@ class MenteurBot:
             case Kind.AGAIN:
                 return await self._again(update_id, query, press, lang)
             case Kind.LANGUAGE:
-                admin = await questions.is_admin(self.bot, press.chat, user.id)
+                admin = await questions.is_admin(self.service.bot, press.chat, user.id)
                 act = lobby.SetLanguage(press.number, user.id, admin, lang)
                 return await self.service.transact(
                     press.chat, update_id, act, topic=press.topic, query=query, action="language"
@@ -175,7 +161,7 @@ class MenteurBot:
             case Kind.CLOCK:
                 # A choice no button offers is refused by the act; no question to Telegram first.
                 admin = press.number in CLOCK_CHOICES and await questions.is_admin(
-                    self.bot, press.chat, user.id
+                    self.service.bot, press.chat, user.id
                 )
                 shown = query.message.message_id if query.message is not None else None
                 act = lobby.SetClockSetting(press.number, user.id, admin, lang, message=shown)
@@ -183,7 +169,7 @@ class MenteurBot:
                     press.chat, update_id, act, topic=press.topic, query=query, action="clock"
                 )
             case Kind.REMOVE:
-                admin = await questions.is_admin(self.bot, press.chat, user.id)
+                admin = await questions.is_admin(self.service.bot, press.chat, user.id)
                 act = lobby.RemoveBot(-press.number, press.game, user.id, admin, lang)
                 return await self.service.transact(
                     press.chat, update_id, act, topic=press.topic, query=query, action="removebot"
@@ -191,7 +177,7 @@ class MenteurBot:
             case Kind.LEAVE:
                 move = Leave(user.id)
             case Kind.START:
-                move = Start(user.id, self.rng.getrandbits(63))
+                move = Start(user.id, self.service.rng.getrandbits(63))
             case Kind.SHOUT:
                 move = Shout(user.id, press.number)
             case Kind.STAND:
@@ -209,14 +195,14 @@ class MenteurBot:
         """Join: a member of the group whom the bot may already write to in private is seated
         at once; anyone else is answered with the link whose Start seats them (and checks)."""
         user = query.from_user
-        if await questions.reachable(self.bot, user.id):
-            where = await questions.standing(self.bot, press.chat, user.id)
+        if await questions.reachable(self.service.bot, user.id):
+            where = await questions.standing(self.service.bot, press.chat, user.id)
             if where in (Standing.ADMIN, Standing.MEMBER):
                 act = lobby.QuickSeat(user.id, updates.display_name(user), press.game, lang)
                 return await self.service.transact(
                     press.chat, update_id, act, topic=press.topic, query=query, action="join"
                 )
-        username = await questions.username(self.bot)
+        username = await questions.username(self.service.bot)
         place = Place(press.chat, press.game, press.topic)
         answer = acts.ButtonAnswer(link=acts.deep_link(username, acts.SEAT, place))
         return await self.service.transact(
@@ -228,16 +214,16 @@ class MenteurBot:
     ) -> Outcome:
         """Play again: only for members of the group, asked before the transaction."""
         user = query.from_user
-        where = await questions.standing(self.bot, press.chat, user.id)
+        where = await questions.standing(self.service.bot, press.chat, user.id)
         if where not in (Standing.ADMIN, Standing.MEMBER):
             why = Why.NOT_MEMBER if where is Standing.OUTSIDER else Why.MEMBER_UNKNOWN
             refusal = acts.ButtonAnswer(t(lang, why.value), reason=why)
             return await self.service.transact(
                 press.chat, update_id, refusal, query=query, action="again"
             )
-        reachable = await questions.reachable(self.bot, user.id)
-        new_id = self.game_ids.randrange(callbacks.GAME_IDS.start, callbacks.GAME_IDS.stop)
-        username = await questions.username(self.bot)
+        reachable = await questions.reachable(self.service.bot, user.id)
+        new_id = self._new_game_id()
+        username = await questions.username(self.service.bot)
         act = lobby.PlayAgain(
             user.id, updates.display_name(user), press.game, lang, reachable, new_id, username
         )
@@ -251,7 +237,7 @@ class MenteurBot:
         word, _, argument = message.text.partition(" ") if message.text else ("", "", "")
         name, _, addressee = word[1:].partition("@")
         chat = message.chat.id
-        if addressee and addressee.lower() != (await questions.username(self.bot)).lower():
+        if addressee and addressee.lower() != (await questions.username(self.service.bot)).lower():
             return ignored(Why.OTHER_BOT, chat)
         name = name.lower()
         if message.chat.type == "private":
@@ -271,7 +257,7 @@ class MenteurBot:
         async def admin() -> bool:
             """Asked before the transaction, so that one decision is taken with the answer;
             asked only of commands whose answer depends on it."""
-            return anonymous or await questions.is_admin(self.bot, chat, user.id)
+            return anonymous or await questions.is_admin(self.service.bot, chat, user.id)
 
         match name:
             case "newgame" | "settings" if (
@@ -279,11 +265,11 @@ class MenteurBot:
             ):
                 act = acts.Refuse("refusal_bad_clock", Code.BAD_CLOCK, chat, lang)
             case "newgame":
-                game_id = self.game_ids.randrange(callbacks.GAME_IDS.start, callbacks.GAME_IDS.stop)
+                game_id = self._new_game_id()
                 clock = lobby.clock_choice(argument) if argument.strip() else None
                 act = lobby.NewGame(user.id, message.chat.title or "", lang, game_id, clock)
             case "join":
-                act = lobby.JoinLink(chat, await questions.username(self.bot), lang)
+                act = lobby.JoinLink(chat, await questions.username(self.service.bot), lang)
             case "leave":
                 act = acts.PlayerMove(Leave(user.id), lang=lang, reply_to=chat)
             case "forfeit":
@@ -293,7 +279,7 @@ class MenteurBot:
             case "addbot":
                 act = lobby.AddBot(chat, user.id, await admin(), lang)
             case "hand":
-                username = await questions.username(self.bot)
+                username = await questions.username(self.service.bot)
                 act = acts.Hand(user.id, chat, lang, username)
             case "table":
                 act = acts.TableAgain(lang)
@@ -328,7 +314,7 @@ class MenteurBot:
                 return await self.service.transact(chat, update_id, act, topic=topic, action="hand")
             # Only the group's members may sit at its table: a link names the chat, and anyone
             # may have it. Asked before the transaction, which then reads and writes once.
-            where = await questions.standing(self.bot, chat, user.id)
+            where = await questions.standing(self.service.bot, chat, user.id)
             if where not in (Standing.ADMIN, Standing.MEMBER):
                 why = Why.NOT_MEMBER if where is Standing.OUTSIDER else Why.MEMBER_UNKNOWN
                 act = acts.PrivateReply(t(lang, why.value), message.chat.id, why)

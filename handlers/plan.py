@@ -114,7 +114,7 @@ def plan(
     drawn, changed = record.drawn, None
     if write and update_id is not None and not duplicate:
         drawn, changed = hands_drawn(before, record, decision, now, changes=changes, redraw=redraw)
-    looking = record.looking
+    looking = dict(record.looking)  # the plan keeps its own: the record may change after
     if query is not None and write and changes:
         looking = pressing(record, query.from_user.id, now)
     room = None

@@ -17,6 +17,7 @@ import random
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import telegram
@@ -42,14 +43,15 @@ class Busy(Exception):
     """The chat's item kept changing under us, or the store failed: nothing was committed."""
 
 
+@dataclass(frozen=True, slots=True)
 class _Written:
     """An attempt whose conditional write was refused, kept to tell whether it landed anyway."""
 
-    def __init__(
-        self, record: Record, decision: Decision, plan: Plan, previous_look: float | None
-    ) -> None:
-        self.version, self.writer = record.version + 1, record.writer
-        self.decision, self.plan, self.previous_look = decision, plan, previous_look
+    version: int  # the version it wrote
+    writer: str  # its writer's token
+    decision: Decision
+    plan: Plan
+    previous_look: float | None
 
     def landed(self, stored: Record) -> bool:
         """Whether `stored` is this attempt's write: its version, and its writer's token (the
@@ -152,8 +154,9 @@ class Service:
                 # the version check. That attempt committed, and sends its plan.
                 outcome.conflicts -= 1
                 metrics.add("LostAnswersLanded")
-                if record.next_look is not None and record.next_look != refused.previous_look:
-                    self.schedule(chat, record.next_look, now, topic)
+                self._committed(
+                    record, refused.decision, refused.plan, refused.previous_look, update_id
+                )
                 return record, refused.decision, refused.plan
             if record.moving is not None:
                 # The group became a supergroup while this update was on its way: finish the
@@ -200,20 +203,33 @@ class Service:
             try:
                 self.store.save(record, new_game=decision.new_game)
             except Conflict:
-                refused = _Written(record, decision, plan, previous_look)
+                refused = _Written(record.version + 1, record.writer, decision, plan, previous_look)
                 outcome.conflicts += 1
                 # Jitter, so that racing writers do not collide again in step.
                 await self.sleep(self.rng.uniform(0.005, 0.02) * (attempt + 1))
                 continue
-            if record.next_look is not None and record.next_look != previous_look:
-                self.schedule(chat, record.next_look, now, topic)
-            if decision.new_game and topic is not None:
-                self._add_topic(record)
-            if any(p.update is None for p in plan.parcels) and update_id is not None:
-                # Owed parcels taken by this update: if it dies too, the timer sends them.
-                self.schedule(chat, now + outbox.GRACE, now, topic)
+            self._committed(record, decision, plan, previous_look, update_id)
             return record, decision, plan
         raise Busy(f"chat {chat}: {MAX_ATTEMPTS} conflicting writes in a row")
+
+    def _committed(
+        self,
+        record: Record,
+        decision: Decision,
+        plan: Plan,
+        previous_look: float | None,
+        update_id: int | None = None,
+    ) -> None:
+        """After a write that landed (at once, or found landed after a lost answer): the timer
+        set, a new game's forum topic kept, and owed parcels this update took given a timer of
+        their own, in case it dies before sending them."""
+        chat, topic, now = record.chat, record.topic, self.clock()
+        if record.next_look is not None and record.next_look != previous_look:
+            self.schedule(chat, record.next_look, now, topic)
+        if decision.new_game and topic is not None:
+            self._add_topic(record)
+        if any(p.update is None for p in plan.parcels) and update_id is not None:
+            self.schedule(chat, now + outbox.GRACE, now, topic)
 
     async def _send(
         self, outcome: Outcome, record: Record, decision: Decision, plan: Plan, *, learn: bool
@@ -300,12 +316,12 @@ class Service:
         metrics.add("RedrawsOwed")
         self.schedule(chat, at, self.clock(), topic)
 
-    def schedule(self, chat: int, due: float, now: float, topic: int | None = None) -> None:
+    def schedule(self, chat: int, at: float, now: float, topic: int | None = None) -> None:
         """Set the chat's timer; a failure is logged, never raised (the move is committed)."""
         if self.timers is None:
             return
         try:
-            self.timers.schedule(chat, due, now, topic)
+            self.timers.schedule(chat, at, now, topic)
         except Exception:
             # Raising would answer 500, and Telegram's retry would be a duplicate that never
             # sends this move's messages. The minute's sweep of overdue chats fires the game anyway.

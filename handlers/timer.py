@@ -33,7 +33,7 @@ def lambda_handler(event: dict[str, Any], context: object) -> dict[str, Any]:
 def handle(event: dict[str, Any], rt: Runtime) -> dict[str, Any]:
     records = event.get("Records")
     if records is None:  # the scheduled rule
-        for chat, topic in rt.store.overdue(rt.app.clock()):
+        for chat, topic in rt.store.overdue(rt.app.service.clock()):
             _tick(rt, chat, topic=topic)
         return {}
     failures = []
@@ -73,7 +73,7 @@ def _tick(rt: Runtime, chat: int, at: float | None = None, topic: int | None = N
             outcome=metrics.outcome_of(fields["outcome"]),
             figures=figures,
             handler_ms=handler_ms,
-            now=rt.app.clock(),
+            now=rt.app.service.clock(),
         )
     failed = fields["outcome"] == "error"
     OUTCOMES.log(logging.WARNING if failed else logging.INFO, json.dumps(line))

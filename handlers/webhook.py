@@ -28,9 +28,6 @@ SECRET_HEADER = "x-telegram-bot-api-secret-token"
 MAX_BODY = 1 << 20  # Telegram's updates are a few kilobytes: anything huge is not one
 
 
-# The container's runtime, under the name callers used before `runtime.bootstrap` held it.
-runtime = bootstrap
-
 # In Lambda, build at import: the init phase is not billed as the first request's latency.
 if in_lambda():
     bootstrap()
@@ -58,7 +55,7 @@ def _document(rt: Runtime, fields: dict[str, Any], figures: metrics.Figures) -> 
         outcome=metrics.outcome_of(str(fields["outcome"])),
         figures=figures,
         handler_ms=float(fields["latency_ms"]),
-        now=rt.app.clock(),
+        now=rt.app.service.clock(),
     )
 
 

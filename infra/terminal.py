@@ -237,8 +237,8 @@ class OfflineTable:
                 LocalBot(settings, data_dir=self.data_dir, clock=self.clock)
             )
             if self.seed is not None:
-                self.local.rt.app.rng = random.Random(self.seed)
-                self.local.rt.app.game_ids = random.Random(self.seed)
+                self.local.rt.app.service.rng = random.Random(self.seed)
+                self.local.rt.app.service.game_ids = random.Random(self.seed)
             self._poller = Poller(self.local)
             self.poller.start()
             me = self.local.rt.run(self.local.rt.bot.get_me())

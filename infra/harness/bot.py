@@ -295,9 +295,9 @@ def running_bot(
         )
         timers = RecordingTimers()
         rt = Runtime(settings, store=DynamoStore(dynamodb, "menteur-test"), clock=clock)
-        rt.app.timers = timers
-        rt.app.rng = random.Random(seed)
-        rt.app.game_ids = random.Random(seed)
+        rt.app.service.timers = timers
+        rt.app.service.rng = random.Random(seed)
+        rt.app.service.game_ids = random.Random(seed)
         table = Table(tg, rt, clock, timers)
         try:
             yield table

@@ -309,8 +309,8 @@ class Stack(Chats):
                 TOKEN, base_url=self.tg.base_url, request=request, get_updates_request=request
             )
         rt = Runtime(self.settings(), store=store, clock=clock, bot=bot)
-        rt.app.rng = random.Random(seed)
-        rt.app.game_ids = random.Random(seed)
+        rt.app.service.rng = random.Random(seed)
+        rt.app.service.game_ids = random.Random(seed)
         container = Container(rt, store, clock)
         with self._lock:
             self._containers.append(container)

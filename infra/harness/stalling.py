@@ -150,7 +150,7 @@ class Stalling:
         if nobody:
             self.stops = dict.fromkeys(self.stops, 0)
         self.queue = DelayQueue(c.clock, random.Random(seed * 7919))
-        c.rt.app.timers = SqsTimers(self.queue, "https://sqs.example/timers")
+        c.rt.app.service.timers = SqsTimers(self.queue, "https://sqs.example/timers")
         self.sweep_at = math.floor(c.clock() / SWEEP) * SWEEP + self.rng.uniform(0, SWEEP)
         self.ending = Ending(games=1)
         self.ending.players[total] += 1

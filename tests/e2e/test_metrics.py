@@ -80,7 +80,7 @@ def with_metrics(table: Table) -> None:
     table.rt.settings = dataclasses.replace(table.rt.settings, metrics_namespace=NAMESPACE)
     # Every button's answer is then a request of the bot's own, counted with the others (the
     # webhook reply would be performed by Telegram, by the test here).
-    table.rt.app.webhook_replies = False
+    table.rt.app.service.webhook_replies = False
 
 
 def test_a_whole_game_through_the_webhook_and_the_timer_adds_up_in_its_metrics() -> None:

@@ -46,7 +46,7 @@ def no_waiting(monkeypatch: pytest.MonkeyPatch) -> Sleeps:
 def started(seed: int = 11) -> Iterator[Scene]:
     """Three players, the game dealt."""
     with running_bot(seed=seed) as table:
-        table.rt.app.sleep = Sleeps()
+        table.rt.app.service.sleep = Sleeps()
         scene = Scene(table, people())
         scene.start()
         yield scene

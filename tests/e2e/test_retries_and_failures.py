@@ -59,7 +59,7 @@ def game_in_play(seed: int = 11, sleep: Sleeps | None = None) -> Iterator[Scene]
     """Three players, the game started, and one card played: a Liar! can be shouted."""
     with running_bot(seed=seed) as table:
         if sleep is not None:
-            table.rt.app.sleep = sleep
+            table.rt.app.service.sleep = sleep
         scene = Scene(table, people())
         scene.start()
         mover = scene.awaited()
@@ -205,7 +205,7 @@ def test_a_slow_telegram_times_out_and_the_edit_is_retried() -> None:
         # A bot that waits 0.5 s for an answer, and a Telegram that answers after 2 s.
         quick = telegram_io.make_bot(TOKEN, table.tg.base_url, read_timeout=0.5)
         rt.run(telegram_io.close_bot(rt.bot))
-        rt.bot = rt.app.bot = quick
+        rt.bot = rt.app.service.bot = quick
         table.tg.fail_next("editMessageText", GROUP, error=delay(2.0))
         person = scene.awaited()
         start = version(scene)

@@ -38,7 +38,7 @@ def no_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
 def started(seed: int = 11) -> Iterator[Scene]:
     """Three players, the game dealt."""
     with running_bot(seed=seed) as table:
-        table.rt.app.sleep = _no_sleep
+        table.rt.app.service.sleep = _no_sleep
         scene = Scene(table, people())
         scene.start()
         yield scene

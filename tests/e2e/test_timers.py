@@ -70,9 +70,9 @@ def test_the_sqs_client_is_made_for_the_first_timer_not_at_start_up(
     settings = Settings(bot_token="1:T", timer_queue_url="https://sqs.example/q")
     rt = Runtime(settings, store=MemoryStore())
     try:
-        assert isinstance(rt.app.timers, SqsTimers) and made == []
-        rt.app.timers.schedule(7, 145.0, 100.0)
-        rt.app.timers.schedule(7, 150.0, 100.0)
+        assert isinstance(rt.app.service.timers, SqsTimers) and made == []
+        rt.app.service.timers.schedule(7, 145.0, 100.0)
+        rt.app.service.timers.schedule(7, 150.0, 100.0)
         assert made == ["sqs"]
         assert [m["DelaySeconds"] for m in sent] == [45, 50]
         assert sent[0]["QueueUrl"] == "https://sqs.example/q"
@@ -108,7 +108,7 @@ def test_the_timer_message_is_a_45_second_sqs_delay_and_fires_through_the_timer_
                 sent.append({"chat": chat, "delay": round(at - now, 3)})
                 super().schedule(chat, at, now, topic)
 
-        table.rt.app.timers = Spy(sqs, queue)
+        table.rt.app.service.timers = Spy(sqs, queue)
         finisher, _, deadline = at_a_final_play(table, players)
         assert sent[-1] == {"chat": GROUP, "delay": 45.0}
         attributes = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["All"])
@@ -189,7 +189,7 @@ def test_a_timer_that_cannot_be_set_loses_nothing_of_the_committed_move(
             def schedule(self, chat: int, at: float, now: float, topic: int | None = None) -> None:
                 raise ConnectionError("queue unreachable")
 
-        table.rt.app.timers = Failing()
+        table.rt.app.service.timers = Failing()
         finisher, decider, deadline = at_a_final_play(table, players)
         final = table.group_message_with(Kind.STAND)
         assert decider.name in (final.text or ""), "the final play was announced"

@@ -4,9 +4,12 @@ or deleted while a game runs ends that game without a storm of retries."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from engine import Phase
 from handlers import callbacks
 from handlers.callbacks import Kind
+from handlers.store import Conflict, Record
 from handlers.text import t
 from infra.fake_telegram import my_chat_member_update, topic_closed_update
 from infra.harness import GROUP, Person
@@ -186,6 +189,36 @@ def test_a_removal_delivered_again_sends_nothing_into_the_group_that_removed_the
         for person in (ANN, BOB, CHLOE):  # each private hand still says how it ended
             hands = [m.text for m in forum.tg.chat_messages(person.id)]
             assert any(x and x.endswith("Game stopped — no winner.") for x in hands), person
+
+
+def test_a_topic_game_whose_write_landed_unheard_ends_when_the_bot_is_removed() -> None:
+    """The store's answer to /newgame's write is lost and its own retry meets the version
+    check: the transaction finds its write landed, and keeps the new game's topic all the
+    same, so removing the bot from the group ends that game too."""
+    with running_bot(seed=4) as table:
+        forum = Forum(table)
+        topic = forum.tg.open_topic(GROUP)
+        store = table.rt.store
+        save = store.save
+        lost: list[int] = []
+
+        def save_then_lose_the_answer(record: Record, *, new_game: bool = False) -> Record:
+            if lost:
+                return save(record, new_game=new_game)
+            save(dataclasses.replace(record), new_game=new_game)  # stored; the caller never hears
+            lost.append(record.version)
+            raise Conflict(record.chat)
+
+        store.save = save_then_lose_the_answer  # type: ignore[method-assign]
+        assert forum.say(ANN, "/newgame", topic).status == 200
+        store.save = save  # type: ignore[method-assign]
+        assert lost, "the write's answer was lost"
+        assert store.topics(GROUP) == [topic]
+        update = my_chat_member_update(GROUP, "left", by=ANN.id, update_id=table.updates.next_id())
+        update["my_chat_member"]["chat"]["is_forum"] = True
+        assert forum.post(update).status == 200
+        ended = forum.record(topic).game
+        assert ended is not None and ended.phase is Phase.OVER
 
 
 # --- one chat, one flood budget --------------------------------------------------------------
