@@ -114,13 +114,14 @@ def build(mo_folder: Path) -> int:
         size += len(data)
         with target.open("rb") as file:
             catalogue = gettext.GNUTranslations(file)
-        entries = text._CATALOGUES[path.stem].entries  # what the bot uses
+        used = text.catalogues()[path.stem]  # what the bot uses
+        entries = used.entries
         for key, entry in entries.items():
             if isinstance(entry, str):
                 assert catalogue.gettext(key) == entry, (path.stem, key)
                 continue
             for n in range(1001):
-                category = text._CATALOGUES[path.stem].plural(n)
+                category = used.plural(n)
                 wanted = entry.get(category, entry["other"])
                 assert catalogue.ngettext(key, key, n) == wanted, (path.stem, key, n)
     return size

@@ -28,13 +28,17 @@ from engine import (
     Stop,
     VoteEnd,
 )
-from handlers import acts, callbacks, lobby, questions, updates
+from handlers import acts, callbacks, questions, updates
 from handlers.callbacks import BadCallback, Kind, Place, Press
 from handlers.outcomes import Act, Outcome, Result, Via, Why, ignored
 from handlers.questions import Standing
 from handlers.service import Service
 from handlers.store import Store
 from handlers.text import COMMANDS, language_of, t
+
+# The lobby's acts (seats, new games, settings) are imported where an update asks for one: a
+# container that starts in the middle of games, whose first updates are moves, never pays for
+# them (`from handlers import lobby` in those branches).
 
 LOGGER = logging.getLogger("menteur")
 
@@ -154,6 +158,8 @@ class MenteurBot:
                 return await self._again(update_id, query, press, lang)
             case Kind.LANGUAGE:
                 admin = await questions.is_admin(self.service.bot, press.chat, user.id)
+                from handlers import lobby  # noqa: PLC0415 - only when asked: see the imports
+
                 act = lobby.SetLanguage(press.number, user.id, admin, lang)
                 return await self.service.transact(
                     press.chat, update_id, act, topic=press.topic, query=query, action="language"
@@ -164,12 +170,16 @@ class MenteurBot:
                     self.service.bot, press.chat, user.id
                 )
                 shown = query.message.message_id if query.message is not None else None
+                from handlers import lobby  # noqa: PLC0415 - only when asked: see the imports
+
                 act = lobby.SetClockSetting(press.number, user.id, admin, lang, message=shown)
                 return await self.service.transact(
                     press.chat, update_id, act, topic=press.topic, query=query, action="clock"
                 )
             case Kind.REMOVE:
                 admin = await questions.is_admin(self.service.bot, press.chat, user.id)
+                from handlers import lobby  # noqa: PLC0415 - only when asked: see the imports
+
                 act = lobby.RemoveBot(-press.number, press.game, user.id, admin, lang)
                 return await self.service.transact(
                     press.chat, update_id, act, topic=press.topic, query=query, action="removebot"
@@ -198,6 +208,8 @@ class MenteurBot:
         if await questions.reachable(self.service.bot, user.id):
             where = await questions.standing(self.service.bot, press.chat, user.id)
             if where in (Standing.ADMIN, Standing.MEMBER):
+                from handlers import lobby  # noqa: PLC0415 - only when asked: see the imports
+
                 act = lobby.QuickSeat(user.id, updates.display_name(user), press.game, lang)
                 return await self.service.transact(
                     press.chat, update_id, act, topic=press.topic, query=query, action="join"
@@ -224,6 +236,8 @@ class MenteurBot:
         reachable = await questions.reachable(self.service.bot, user.id)
         new_id = self._new_game_id()
         username = await questions.username(self.service.bot)
+        from handlers import lobby  # noqa: PLC0415 - only when asked: see the imports
+
         act = lobby.PlayAgain(
             user.id, updates.display_name(user), press.game, lang, reachable, new_id, username
         )
@@ -258,6 +272,8 @@ class MenteurBot:
             """Asked before the transaction, so that one decision is taken with the answer;
             asked only of commands whose answer depends on it."""
             return anonymous or await questions.is_admin(self.service.bot, chat, user.id)
+
+        from handlers import lobby  # noqa: PLC0415 - only when asked: see the imports
 
         match name:
             case "newgame" | "settings" if (
@@ -319,6 +335,8 @@ class MenteurBot:
                 why = Why.NOT_MEMBER if where is Standing.OUTSIDER else Why.MEMBER_UNKNOWN
                 act = acts.PrivateReply(t(lang, why.value), message.chat.id, why)
                 return await self.service.transact(message.chat.id, update_id, act, action="seat")
+            from handlers import lobby  # noqa: PLC0415 - only when asked: see the imports
+
             act = lobby.Seat(user.id, updates.display_name(user), game_id, lang)
             return await self.service.transact(chat, update_id, act, topic=topic, action="seat")
         key = {"rules": "rules", "help": "help_private", "start": "help_private"}.get(

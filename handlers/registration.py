@@ -124,7 +124,12 @@ class Menu:
 
 
 def menus() -> list[Menu]:
-    """Every menu to set: group and private chats, the default (English) and each language."""
+    """Every menu to set: group and private chats, the default (English) and each language.
+
+    Every catalogue is checked against English first: a bad file stops the registration (a
+    deploy), as the bot itself reads a language's file only when the language is first used.
+    """
+    text.catalogues()
     result = []
     for lang in text.SUPPORTED:
         language = None if lang == text.DEFAULT else lang

@@ -3,7 +3,8 @@
 A catalogue is `i18n/<code>.json`: keys to `str.format` templates, or to an object of CLDR plural
 categories. Its meta keys start with "_": `_plural` names the plural rule, `_dir` is "ltr" or
 "rtl". Adding a language is adding one file; every file must have exactly English's keys and
-placeholders, checked once when this module is imported.
+placeholders, which `catalogues()` checks (the tests run it). The bot reads a file when its
+language is first used: a new container's first update needs one or two of them, not all.
 
 Every value put into a template is isolated (FSI … PDI), and values joined only by "×" form one
 chunk ("2 × R"), so a name or a card in another script never reorders the sentence around it. In
@@ -65,7 +66,7 @@ COMMANDS = (  # the group menu, in menu order
 
 
 class CatalogueError(ValueError):
-    """A catalogue file does not match English or is malformed: found at import, not in play."""
+    """A catalogue file does not match English or is malformed: found by the tests, not in play."""
 
 
 def _plural_en(n: int) -> str:
@@ -209,32 +210,41 @@ def _check(catalogues: Mapping[str, Catalogue]) -> None:
                     )
 
 
-def _load() -> dict[str, Catalogue]:
-    # A folder beside this file, as the package is installed (and in the Lambda artifact):
-    # importlib.resources would cost each cold start 0.4 ms of imports for nothing more.
-    catalogues = {}
-    for item in (Path(__file__).parent / "i18n").glob("*.json"):
-        code = item.name.removesuffix(".json")
-        catalogues[code] = _parse(code, json.loads(item.read_text(encoding="utf-8")))
-    if DEFAULT not in catalogues:
-        raise CatalogueError(f"no {DEFAULT}.json")
-    _check(catalogues)
-    return catalogues
-
-
-_CATALOGUES = _load()
+# A folder beside this file, as the package is installed (and in the Lambda artifact):
+# importlib.resources would cost each cold start imports for nothing more.
+_FOLDER = Path(__file__).parent / "i18n"
+_CODES = frozenset(item.name.removesuffix(".json") for item in _FOLDER.glob("*.json"))
+if DEFAULT not in _CODES:
+    raise CatalogueError(f"no {DEFAULT}.json")
 # English first, then the others by code: the language buttons index this tuple.
-SUPPORTED: tuple[str, ...] = (DEFAULT, *sorted(set(_CATALOGUES) - {DEFAULT}))
+SUPPORTED: tuple[str, ...] = (DEFAULT, *sorted(_CODES - {DEFAULT}))
+
+
+@cache
+def _read(code: str) -> Catalogue:
+    path = _FOLDER / f"{code}.json"
+    return _parse(code, json.loads(path.read_text(encoding="utf-8")))
+
+
+def catalogues() -> dict[str, Catalogue]:
+    """Every language's catalogue, checked against English (`CatalogueError` if one is not).
+
+    Not done at import, where every cold start would pay for reading and checking languages its
+    updates may never use: the tests call it, so a bad file fails them before it is deployed.
+    """
+    found = {code: _read(code) for code in SUPPORTED}
+    _check(found)
+    return found
 
 
 def language_of(code: str | None) -> str:
     """A supported language for Telegram's `language_code` ("ar", "ar-EG", "en-US", None)."""
     primary = (code or "").replace("_", "-").split("-")[0].lower()
-    return primary if primary in _CATALOGUES else DEFAULT
+    return primary if primary in _CODES else DEFAULT
 
 
 def _catalogue(lang: str) -> Catalogue:
-    return _CATALOGUES.get(lang) or _CATALOGUES[DEFAULT]
+    return _read(lang if lang in _CODES else DEFAULT)
 
 
 def is_rtl(lang: str) -> bool:

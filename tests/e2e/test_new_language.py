@@ -26,6 +26,7 @@ from handlers import registration, text
 from tests.e2e.test_game import play_a_whole_game
 
 assert {CODE!r} in text.SUPPORTED
+assert {CODE!r} in text.catalogues(), "checked against English"
 assert text.language_of({CODE + "-XX"!r}) == {CODE!r}
 assert [m.language for m in registration.menus()].count({CODE!r}) == 2, "group and private"
 play_a_whole_game({CODE!r})

@@ -170,15 +170,20 @@ def test_every_language_has_exactly_the_keys_and_placeholders_of_english() -> No
         ({"_dir": "up"}, "_dir"),
     ],
 )
-def test_a_catalogue_unlike_english_stops_the_bot_at_its_start(
-    change: dict[str, Any], reason: str
-) -> None:
+def test_a_catalogue_unlike_english_fails_the_check(change: dict[str, Any], reason: str) -> None:
     raw = {**CATALOGUES["fr"], **change}
     raw = {key: value for key, value in raw.items() if value is not None}
     english = text._parse("en", CATALOGUES["en"])
     with pytest.raises(text.CatalogueError, match=reason):
         text._check({"en": english, "fr": text._parse("fr", raw)})
     text._check({"en": english, "fr": text._parse("fr", CATALOGUES["fr"])})  # as it is: fine
+
+
+def test_the_bots_own_check_passes_every_catalogue() -> None:
+    # The bot reads a language's file when the language is first used; this check, run here and
+    # by the registration at a deploy, is what stops a bad file.
+    assert set(text.catalogues()) == set(CATALOGUES) == set(text.SUPPORTED)
+    assert text.SUPPORTED[0] == text.DEFAULT
 
 
 def test_each_catalogue_names_its_plural_rule_and_uses_only_its_categories() -> None:
