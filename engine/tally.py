@@ -35,6 +35,16 @@ def counter(game: Game, which: int, seat: int) -> int:
     return _value(tally[i]) if i < len(tally) else 0
 
 
+def counters(game: Game, which: int) -> list[int]:
+    """The reveal's counter `which` of every seat, in seat order (`counter` for each)."""
+    tally = game.tally or ""
+    n = len(game.ids)
+    chars = tally[which * n : which * n + n]
+    values = [_VALUES.get(c) for c in chars]
+    read = [ord(c) - _WIDE if v is None else v for c, v in zip(chars, values, strict=True)]
+    return read + [0] * (n - len(read))
+
+
 def boldest_bluff(game: Game) -> tuple[int, int, int] | None:
     """The boldest bluff that stood so far: (seat, cards played, rank called), or None."""
     if not game.boldest:
