@@ -40,8 +40,8 @@ def counters(game: Game, which: int) -> list[int]:
     tally = game.tally or ""
     n = len(game.ids)
     chars = tally[which * n : which * n + n]
-    values = [_VALUES.get(c) for c in chars]
-    read = [ord(c) - _WIDE if v is None else v for c, v in zip(chars, values, strict=True)]
+    values = _VALUES
+    read = [values[c] if c in values else ord(c) - _WIDE for c in chars]
     return read + [0] * (n - len(read))
 
 

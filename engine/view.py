@@ -66,9 +66,9 @@ class Bluff:
     rank: int
 
 
-@dataclass(frozen=True, slots=True)
-class View:
-    """A table as one viewer may see it (see `view`): made afresh for every screen.
+class View(NamedTuple):
+    """A table as one viewer may see it (see `view`): made afresh for every screen, a tuple
+    for that (cheaper to make than a frozen dataclass of this many fields).
 
     The `can_*` flags answer for the viewer, `shout_open` for anyone at the table; a screen
     shows a button only when its move would be accepted now.
