@@ -126,16 +126,18 @@ def view(game: Game, player: int | None, now: float) -> View:
     ran_out = bool(game.clock) and game.deadline is not None and now >= game.deadline
     ids, hands, bullets, out = game.ids, game.hands, game.bullets, game.out
     seats = tuple(
-        SeatView(
-            player_at,
-            name,
-            hands[s].bit_count() if hands else 0,
-            bullets[s] if bullets else 0,
-            s in out,
-            bool(game.ran_out >> s & 1),
-            bool(game.votes >> s & 1),
-        )
-        for s, (player_at, name) in enumerate(zip(ids, game.names, strict=True))
+        [  # a list first: cheaper than a generator for a tuple of known items
+            SeatView(
+                player_at,
+                name,
+                hands[s].bit_count() if hands else 0,
+                bullets[s] if bullets else 0,
+                s in out,
+                bool(game.ran_out >> s & 1),
+                bool(game.votes >> s & 1),
+            )
+            for s, (player_at, name) in enumerate(zip(ids, game.names, strict=True))
+        ]
     )
     can_shout = can_let_stand = can_vote = shout_open = False
     # `can`'s answers for Shout(_, game.plays), LetItStand(_, game.plays) and VoteEnd, read
