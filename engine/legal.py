@@ -154,19 +154,31 @@ def verify(game: Game, move: Move, now: float) -> None:
                 raise IllegalMove(Code.ALREADY_VOTED)
 
 
+def as_judged(game: Game, now: float) -> Game:
+    """The game as `can` judges a move at `now`: settled when the clock or a forfeit may have
+    left something due (settling a settled game changes nothing). For a caller asking about
+    several moves at one moment: settle once, then `allowed` each."""
+    if due(game, now) or game.out:
+        # Imported here: `engine.game` applies what this module allows, and imports it.
+        from engine.game import settle  # noqa: PLC0415
+
+        return settle(game, now)[0]
+    return game
+
+
+def allowed(game: Game, move: Move, now: float) -> bool:
+    """Whether `verify` lets `move` through on `game` as given (see `as_judged`)."""
+    try:
+        verify(game, move, now)
+    except MenteurError:
+        return False
+    return True
+
+
 def can(game: Game, move: Move, now: float) -> bool:
     """Whether `move` would be accepted now: for screens to show only buttons that work.
 
     Judged as `apply` judges it, on the game as the clock leaves it at `now`: a stored game
     the clock has overtaken offers nothing that would then be refused.
     """
-    if due(game, now) or game.out:
-        # Imported here: `engine.game` applies what this module allows, and imports it.
-        from engine.game import settle  # noqa: PLC0415
-
-        game = settle(game, now)[0]
-    try:
-        verify(game, move, now)
-    except MenteurError:
-        return False
-    return True
+    return allowed(as_judged(game, now), move, now)

@@ -35,6 +35,16 @@ def counter(game: Game, which: int, seat: int) -> int:
     return _value(tally[i]) if i < len(tally) else 0
 
 
+def counters(game: Game, which: int) -> list[int]:
+    """The reveal's counter `which` of every seat, in seat order (`counter` for each)."""
+    tally = game.tally or ""
+    n = len(game.ids)
+    chars = tally[which * n : which * n + n]
+    values = _VALUES
+    read = [values[c] if c in values else ord(c) - _WIDE for c in chars]
+    return read + [0] * (n - len(read))
+
+
 def boldest_bluff(game: Game) -> tuple[int, int, int] | None:
     """The boldest bluff that stood so far: (seat, cards played, rank called), or None."""
     if not game.boldest:

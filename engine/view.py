@@ -9,17 +9,17 @@ player did (`stats`, `boldest`), which would tell hidden lies before.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from engine.cards import Mask, count
-from engine.legal import can
-from engine.moves import LetItStand, Shout, VoteEnd
-from engine.state import BULLETS, Game, Phase
-from engine.tally import CAUGHT, LIES, PICKED_UP, PLAYS, RIGHT, boldest_bluff, counter
+from engine.legal import as_judged
+from engine.state import BULLETS, RUNNING, Game, Phase
+from engine.tally import CAUGHT, LIES, PICKED_UP, PLAYS, RIGHT, boldest_bluff, counters
 
 
-@dataclass(frozen=True, slots=True)
-class SeatView:
-    """One seat as the whole table sees it: who, how many cards, bullets left, forfeited."""
+class SeatView(NamedTuple):
+    """One seat as the whole table sees it: who, how many cards, bullets left, forfeited.
+    A tuple: every view makes one per seat."""
 
     player: int
     name: str
@@ -66,9 +66,9 @@ class Bluff:
     rank: int
 
 
-@dataclass(frozen=True, slots=True)
-class View:
-    """A table as one viewer may see it (see `view`): made afresh for every screen.
+class View(NamedTuple):
+    """A table as one viewer may see it (see `view`): made afresh for every screen, a tuple
+    for that (cheaper to make than a frozen dataclass of this many fields).
 
     The `can_*` flags answer for the viewer, `shout_open` for anyone at the table; a screen
     shows a button only when its move would be accepted now.
@@ -119,47 +119,74 @@ def view(game: Game, player: int | None, now: float) -> View:
     if last is not None:
         final = game.phase is Phase.DECIDE
         call = CallView(game.ids[last.seat], count(last.cards), last.rank, last.play, final)
-    shooters = [] if last is None else [p for p in game.ids if p != game.ids[last.seat]]
     voters = game.voters()
     # R14's 45 seconds and R20's clock are shown; with the clock off, the moment the awaited
     # person's vote stops being needed (R18) is not a time anyone has to keep.
     timed = game.phase is Phase.DECIDE or game.clock
     ran_out = bool(game.clock) and game.deadline is not None and now >= game.deadline
-    return View(
-        phase=game.phase,
-        viewer=player if seat is not None else None,
-        hand=game.hands[seat] if seat is not None and game.hands else 0,
-        seats=tuple(
+    ids, hands, bullets, out = game.ids, game.hands, game.bullets, game.out
+    seats = tuple(
+        [  # a list first: cheaper than a generator for a tuple of known items
             SeatView(
-                game.ids[s],
-                game.names[s],
-                count(game.hands[s]) if game.hands else 0,
-                game.bullets[s] if game.bullets else 0,
-                s in game.out,
+                player_at,
+                name,
+                hands[s].bit_count() if hands else 0,
+                bullets[s] if bullets else 0,
+                s in out,
                 bool(game.ran_out >> s & 1),
                 bool(game.votes >> s & 1),
             )
-            for s in range(len(game.ids))
-        ),
+            for s, (player_at, name) in enumerate(zip(ids, game.names, strict=True))
+        ]
+    )
+    can_shout = can_let_stand = can_vote = shout_open = False
+    # `can`'s answers for Shout(_, game.plays), LetItStand(_, game.plays) and VoteEnd, read
+    # from the game as `can` judges it (settled once, not once per move) without building the
+    # moves: `verify`'s conditions for them, written out. The tests hold them to `can`.
+    judged = as_judged(game, now)
+    running = judged.phase in RUNNING
+    mine = seat is not None and running and seat not in judged.out
+    if running and not (
+        judged.phase is Phase.DECIDE and judged.deadline is not None and now >= judged.deadline
+    ):
+        current = judged.plays == game.plays
+        shot = judged.last
+        if current and shot is not None:
+            if mine and seat is not None:
+                can_shout = bool(judged.bullets[seat]) and shot.seat != seat
+            if last is not None:
+                shout_open = any(
+                    judged.bullets[s] and s not in judged.out
+                    for s in range(len(ids))
+                    if s not in (last.seat, shot.seat)
+                )
+        can_let_stand = mine and current and judged.phase is Phase.DECIDE and judged.turn == seat
+    if mine and player is not None and seat is not None:
+        can_vote = player >= 0 and not judged.votes >> seat & 1
+    return View(
+        phase=game.phase,
+        viewer=player if seat is not None else None,
+        hand=hands[seat] if seat is not None and hands else 0,
+        seats=seats,
         pile=count(game.pile),
         rank=game.rank,
         plays=game.plays,
         last=call,
         awaited=game.awaited,
         deadline=game.deadline if timed else None,
-        winner=None if game.winner is None else game.ids[game.winner],
+        winner=None if game.winner is None else ids[game.winner],
         ranking=game.ranking(),
         can_play=(  # `can` without the cards: the table plays at R20's deadline
             seat is not None and game.phase is Phase.PLAY and game.turn == seat and not ran_out
         ),
-        can_shout=player is not None and can(game, Shout(player, game.plays), now),
-        can_let_stand=player is not None and can(game, LetItStand(player, game.plays), now),
-        shout_open=any(can(game, Shout(p, game.plays), now) for p in shooters),
+        can_shout=can_shout,
+        can_let_stand=can_let_stand,
+        shout_open=shout_open,
         turns=game.turns,
         clock=game.clock,
         votes=(game.votes & voters).bit_count(),
         votes_needed=voters.bit_count(),
-        can_vote=player is not None and can(game, VoteEnd(player), now),
+        can_vote=can_vote,
         stats=_stats(game),
         boldest=_boldest(game),
     )
@@ -168,23 +195,28 @@ def view(game: Game, player: int | None, now: float) -> View:
 def _stats(game: Game) -> tuple[SeatStats, ...]:
     if game.phase is not Phase.OVER or game.tally is None or not game.hands:
         return ()
+    plays, lies, caught, right, picked_up = (
+        counters(game, which) for which in (PLAYS, LIES, CAUGHT, RIGHT, PICKED_UP)
+    )
     return tuple(
         SeatStats(
             player,
-            counter(game, PLAYS, s),
-            counter(game, LIES, s),
-            counter(game, CAUGHT, s),
-            counter(game, RIGHT, s) + BULLETS - game.bullets[s],
-            counter(game, RIGHT, s),
-            counter(game, PICKED_UP, s),
+            plays[s],
+            lies[s],
+            caught[s],
+            right[s] + BULLETS - game.bullets[s],
+            right[s],
+            picked_up[s],
         )
         for s, player in enumerate(game.ids)
     )
 
 
 def _boldest(game: Game) -> Bluff | None:
+    if game.phase is not Phase.OVER or game.tally is None:
+        return None
     bold = boldest_bluff(game)
-    if game.phase is not Phase.OVER or game.tally is None or bold is None:
+    if bold is None:
         return None
     seat, cards, rank = bold
     return Bluff(game.ids[seat], cards, rank)

@@ -11,6 +11,7 @@ from engine import CodecError, Join, Phase, Play, Start, apply, decode, encode, 
 from engine.cards import cards_in
 from engine.codec import VERSION
 from engine.state import FIELDS, Game, LastPlay
+from engine.tally import COUNTERS, counter, counters
 
 SIXTEEN = "Abcdefghijklmnop"
 
@@ -158,6 +159,14 @@ def test_counters_of_any_size_round_trip() -> None:
     for tally in ("", "0aZ9", "Z\u0100\ud7ff" + "1" * 37):
         game.tally = tally
         assert decode(encode(game)).tally == tally
+
+
+def test_all_seats_counters_read_as_each_seats() -> None:
+    game = eight_player_game_mid_play()
+    for tally in (None, "", "0aZ9", "Z\u0100\ud7ff" + "1" * 37, "0" * 8 + "a" * 5):
+        game.tally = tally
+        for which in range(COUNTERS):
+            assert counters(game, which) == [counter(game, which, s) for s in range(8)], tally
 
 
 def altered(index: int, value: object) -> list[object]:

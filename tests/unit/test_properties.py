@@ -28,6 +28,7 @@ from engine import (
     Shout,
     Start,
     Stop,
+    View,
     VoteEnd,
     apply,
     can,
@@ -41,12 +42,19 @@ from engine import (
 )
 from engine import events as ev
 from engine.cards import FULL_DECK
-from engine.tally import CAUGHT, LIES, PICKED_UP, PLAYS, RIGHT, counter
+from engine.tally import CAUGHT, LIES, PICKED_UP, PLAYS, RIGHT, counters
 
 OUTSIDER = 99
 
 
 def check_invariants(game: Game) -> None:
+    seen: list[View] = []
+
+    def group_view() -> View:  # the group's view, made once, when a check asks for it
+        if not seen:
+            seen.append(view(game, None, game.updated))
+        return seen[0]
+
     if game.hands:  # dealt (a table stopped in its lobby never was)
         # I1: each of the 52 cards in exactly one place.
         places = [*game.hands, game.pile, game.aside]
@@ -84,7 +92,7 @@ def check_invariants(game: Game) -> None:
         elif not person:
             assert game.deadline is None
         else:
-            assert view(game, None, game.updated).deadline is None, "no time to show"
+            assert group_view().deadline is None, "no time to show"
     else:
         assert game.turn is None and game.awaited is None and game.deadline is None
     # R20: a running game has a person in it; the vote has not ended it yet.
@@ -99,20 +107,19 @@ def check_invariants(game: Game) -> None:
     if game.hands and game.tally is not None:
         seated = range(len(game.ids))
         plays, lies, caught, right, picked_up = (
-            [counter(game, kind, s) for s in seated]
-            for kind in (PLAYS, LIES, CAUGHT, RIGHT, PICKED_UP)
+            counters(game, kind) for kind in (PLAYS, LIES, CAUGHT, RIGHT, PICKED_UP)
         )
         assert sum(plays) == game.plays
         assert sum(caught) == sum(right)
         for s in seated:
             assert caught[s] <= lies[s] <= plays[s]
             assert picked_up[s] <= 52 * game.plays
-        seen = view(game, None, game.updated)
+        group = group_view()
         if game.phase is Phase.OVER:
-            assert [st.player for st in seen.stats] == list(game.ids)
-            assert all(st.shouts >= st.right for st in seen.stats)
+            assert [st.player for st in group.stats] == list(game.ids)
+            assert all(st.shouts >= st.right for st in group.stats)
         else:
-            assert seen.stats == () and seen.boldest is None, "hidden lies stay hidden"
+            assert group.stats == () and group.boldest is None, "hidden lies stay hidden"
     # R10: a shout is possible only at the most recent play, still open.
     if game.last is not None:
         assert game.last.play == game.plays and game.phase is not Phase.OVER
