@@ -14,6 +14,7 @@ the way Telegram delivers them.
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import random
 from collections.abc import Callable, Iterator
@@ -204,6 +205,17 @@ class Table(Chats):
         self.updates = Updates(clock=clock)
         self.http = httpx.Client(base_url=tg.url)
         self.people = Driver(self, self.post, self.updates, clock)
+        # The tests read the store white-box after nearly every step, often the same record
+        # many times between two writes (each player's hand, each screen): a read is kept until
+        # the next call to DynamoDB that is not a read, whoever makes it through this client.
+        self._read: dict[int, Record] = {}
+        client = getattr(rt.store, "client", None)
+        if client is not None:
+            client.meta.events.register("before-call.dynamodb", self._forget_on_write)
+
+    def _forget_on_write(self, model: Any, **_: Any) -> None:
+        if model.name not in _READS:
+            self._read.clear()
 
     # --- delivering updates --------------------------------------------------------------------
 
@@ -259,7 +271,14 @@ class Table(Chats):
     # --- the store, white-box, for assertions -------------------------------------------------
 
     def record(self, chat: int = GROUP) -> Record:
-        return self.rt.store.load(chat)
+        """The chat's record as stored: a copy, so that a test may change what it is given."""
+        if chat not in self._read:
+            self._read[chat] = self.rt.store.load(chat)
+        return copy.deepcopy(self._read[chat])
+
+
+# DynamoDB's operations that change nothing.
+_READS = frozenset({"GetItem", "BatchGetItem", "Query", "Scan", "DescribeTable", "ListTables"})
 
 
 @functools.cache
