@@ -84,15 +84,23 @@ def test_a_redraw_owed_after_the_groups_flood_limit_keeps_the_cards_being_ticked
         plays_ticked(table, person, picked)
 
 
+def a_hand_edit_given_up(scene: Scene) -> Person:
+    """The awaited person plays, and Telegram makes their hand's edit wait 30 s: the edit is
+    given up, and every hand is owed a redraw then. Returns who played."""
+    table = scene.table
+    mover = scene.awaited()
+    table.clock.advance(LOOKING_SECONDS)
+    table.tg.fail_next("editMessageText", mover.id, error=too_many_requests(30))
+    scene.play(mover, {min(scene.hand(mover))})
+    record = table.record()
+    assert record.owed is not None and record.owed_hands
+    return mover
+
+
 def test_a_redraw_owed_for_a_hand_given_up_draws_the_hands_again() -> None:
     with started() as scene:
         table = scene.table
-        mover = scene.awaited()
-        table.clock.advance(LOOKING_SECONDS)
-        table.tg.fail_next("editMessageText", mover.id, error=too_many_requests(30))
-        scene.play(mover, {min(scene.hand(mover))})
-        record = table.record()
-        assert record.owed is not None and record.owed_hands
+        mover = a_hand_edit_given_up(scene)
         assert table.shown_hand(mover) != table.hand(mover), "stale for now"
         table.clock.advance(31)
         table.tick()
@@ -104,13 +112,8 @@ def test_a_redraw_owed_for_a_hand_given_up_draws_the_hands_again() -> None:
 def test_a_tick_that_pays_a_redraw_of_every_hand_still_pings_whose_turn_it_brings() -> None:
     with started() as scene:
         table = scene.table
-        mover = scene.awaited()
-        table.clock.advance(LOOKING_SECONDS)
-        # The mover's hand edit is given up: every hand is owed a redraw, at +30 s.
-        table.tg.fail_next("editMessageText", mover.id, error=too_many_requests(30))
-        scene.play(mover, {min(scene.hand(mover))})
+        mover = a_hand_edit_given_up(scene)
         silent = scene.awaited()
-        assert table.record().owed_hands
         # Past the silent person's clock too: one tick pays the redraw and plays for them.
         moment = table.game().turns
         nxt = next(p for p in scene.players if p not in (mover, silent))
