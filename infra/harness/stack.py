@@ -26,7 +26,7 @@ import random
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
@@ -150,17 +150,24 @@ class Outcomes(logging.Handler):
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[Self]:
-        loggers = [logging.getLogger(name) for name in self.LOGGERS]
-        levels = [logger.level for logger in loggers]
-        for logger in loggers:
-            logger.addHandler(self)
-            logger.setLevel(logging.INFO)
-        try:
+        with listening(self, self.LOGGERS):
             yield self
-        finally:
-            for logger, level in zip(loggers, levels, strict=True):
-                logger.removeHandler(self)
-                logger.setLevel(level)
+
+
+@contextlib.contextmanager
+def listening(handler: logging.Handler, names: Iterable[str]) -> Iterator[None]:
+    """`handler` receives the INFO records of the loggers `names`, until the block ends."""
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.removeHandler(handler)
+            logger.setLevel(level)
 
 
 # --- the webhook, as Telegram reaches it ------------------------------------------------------

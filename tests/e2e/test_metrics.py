@@ -22,6 +22,7 @@ from handlers.outcomes import Result
 from infra.fake_telegram import blocked_by_user, too_many_requests
 from infra.harness import GROUP, GROUP_TITLE, by_id, people
 from infra.harness.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
+from infra.harness.stack import listening
 
 NAMESPACE = "Menteur/test"
 STATUS = {200: "TelegramOk", 429: "Telegram429", 403: "Telegram403", 400: "Telegram400"}
@@ -64,16 +65,8 @@ def emitted(doc: dict[str, Any]) -> set[str]:
 @contextlib.contextmanager
 def captured() -> Iterator[Lines]:
     lines = Lines()
-    loggers = [logging.getLogger(name) for name in OUTCOME_LOGGERS]
-    for logger in loggers:
-        logger.addHandler(lines)
-        logger.setLevel(logging.INFO)
-    try:
+    with listening(lines, OUTCOME_LOGGERS):
         yield lines
-    finally:
-        for logger in loggers:
-            logger.removeHandler(lines)
-            logger.setLevel(logging.NOTSET)
 
 
 def with_metrics(table: Table) -> None:
