@@ -88,10 +88,9 @@ def plan(
     # stands: a new game's first table is not counted, which spares /newgame the budget's write.
     read = record
     if decision.new_game:
-        # A new game has no messages yet: its write forgets the last game's (`Store.save`).
-        record = dataclasses.replace(
-            record, table_msg=None, final_msg=None, hand_msgs={}, unreachable=set()
-        )
+        # A new game has no messages yet: planned as its write will leave the record.
+        record = dataclasses.replace(record)
+        record.forget_messages()
     stored, parcels = outbox.pack(
         record,
         decision.events,

@@ -151,6 +151,13 @@ class Record:
         carried = {p.stamp for p in self.outbox}
         return sorted(s for s in self.marks if s not in carried)
 
+    def forget_messages(self) -> None:
+        """A new game's write forgets the last game's messages: its table, final play, hands,
+        and whom it could not reach."""
+        self.table_msg = self.final_msg = None
+        self.hand_msgs = {}
+        self.unreachable = set()
+
     def lang_of(self, player: int) -> str:
         """The language of a player's private messages."""
         return self.langs.get(player, self.lang)

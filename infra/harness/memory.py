@@ -90,9 +90,7 @@ class MemoryStore:
         record.redrawn = None
         record.marks = {s: v for s, v in record.marks.items() if s not in record.unmarked()}
         if new_game:
-            record.table_msg = record.final_msg = None
-            record.hand_msgs = {}
-            record.unreachable = set()
+            record.forget_messages()
         return record
 
     def spend(
