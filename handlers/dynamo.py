@@ -154,11 +154,7 @@ class DynamoStore:
             )
         except self._conditional_failed as e:
             raise Conflict(record.chat) from e
-        record.version += 1
-        record.redrawn = None
-        record.marks = {s: v for s, v in record.marks.items() if s not in record.unmarked()}
-        if new_game:
-            record.forget_messages()
+        record.written(new_game=new_game)
         return record
 
     def spend(

@@ -151,6 +151,16 @@ class Record:
         carried = {p.stamp for p in self.outbox}
         return sorted(s for s in self.marks if s not in carried)
 
+    def written(self, *, new_game: bool = False) -> None:
+        """The record as its write left it in the store: the next version, no redraw pending,
+        marks only for the parcels it carries, and a new game's messages forgotten."""
+        self.version += 1
+        self.redrawn = None
+        carried = {p.stamp for p in self.outbox}
+        self.marks = {s: v for s, v in self.marks.items() if s in carried}
+        if new_game:
+            self.forget_messages()
+
     def forget_messages(self) -> None:
         """A new game's write forgets the last game's messages: its table, final play, hands,
         and whom it could not reach."""

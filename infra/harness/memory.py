@@ -86,11 +86,7 @@ class MemoryStore:
                 kept.marks = {s: v for s, v in stored.marks.items() if s not in dropped}
                 kept.table, kept.final, kept.hands = stored.table, stored.final, stored.hands
             self.items[place] = kept
-        record.version += 1
-        record.redrawn = None
-        record.marks = {s: v for s, v in record.marks.items() if s not in record.unmarked()}
-        if new_game:
-            record.forget_messages()
+        record.written(new_game=new_game)
         return record
 
     def spend(
