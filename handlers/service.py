@@ -372,7 +372,9 @@ class Service:
                 for p in sorted(newly_unreachable)[:room]
             ]
             now = self.clock()
-            self._spend(record.chat, [now] * len(notices), plan.sends, plan.sends_read)
+            # Added to the budget as it now stands, never pruned: the plan's own times were
+            # just spent, so a prune conditioned on the size read would fail and cost a write.
+            self._spend(record.chat, [now] * len(notices), (), 0)
             await telegram_io.deliver(self.bot, notices)
         for old, new in sent.migrated.items():
             if old == record.chat:
