@@ -208,13 +208,15 @@ class Table(Chats):
         # The tests read the store white-box after nearly every step, often the same record
         # many times between two writes (each player's hand, each screen): a read is kept until
         # the next call to DynamoDB that is not a read, whoever makes it through this client.
-        self._read: dict[int, Record] = {}
+        # A store without a DynamoDB client is read each time: nothing would say it changed.
+        self._read: dict[int, Record] | None = None
         client = getattr(rt.store, "client", None)
         if client is not None:
+            self._read = {}
             client.meta.events.register("before-call.dynamodb", self._forget_on_write)
 
     def _forget_on_write(self, model: Any, **_: Any) -> None:
-        if model.name not in _READS:
+        if model.name not in _READS and self._read is not None:
             self._read.clear()
 
     # --- delivering updates --------------------------------------------------------------------
@@ -272,6 +274,8 @@ class Table(Chats):
 
     def record(self, chat: int = GROUP) -> Record:
         """The chat's record as stored: a copy, so that a test may change what it is given."""
+        if self._read is None:
+            return self.rt.store.load(chat)
         if chat not in self._read:
             self._read[chat] = self.rt.store.load(chat)
         return copy.deepcopy(self._read[chat])

@@ -44,7 +44,7 @@ from handlers.runtime import Runtime
 from handlers.store import Counts, Record, Store
 from infra.dynalite import Dynalite
 from infra.fake_telegram import FakeTelegram
-from infra.harness import GROUP, SECRET, T0, TOKEN, Clock, Person
+from infra.harness import GROUP, SECRET, TOKEN, Clock, Person
 from infra.harness.bot import Chats, Driver, fire, sweep
 from infra.harness.memory import MemoryStore
 from infra.harness.screens import button
@@ -382,16 +382,6 @@ def play_update(
     """The update of the person's Play press, after selecting `cards` (not yet delivered)."""
     data = select(stack, c, person, cards, chat)
     return stack.people(c).press_update(person, stack.hand_message(person, chat), data)
-
-
-def table_press(
-    stack: Stack, person: Person, kind: Kind, chat: int = GROUP, *, now: float = T0
-) -> dict[str, Any]:
-    """The update of the person's press of the table's Liar! or Let it stand button."""
-    table = stack.table_message(chat)
-    data = button(table, kind)
-    assert data is not None, f"the table shows no {kind.name} button"
-    return stack.updates.press(person, chat, table.message_id, data, now=now)
 
 
 # --- a container killed between its write and its sends ------------------------------------------
