@@ -34,11 +34,10 @@ from handlers.outcomes import Act, Outcome, Result, Via, Why, ignored
 from handlers.questions import Standing
 from handlers.service import Service
 from handlers.store import Store
-from handlers.text import COMMANDS, language_of, t
+from handlers.text import COMMANDS, SUPPORTED, language_of, t
 
 # The lobby's acts (seats, new games, settings) are imported where an update asks for one: a
-# container that starts in the middle of games, whose first updates are moves, never pays for
-# them (`from handlers import lobby` in those branches).
+# container that starts in the middle of games, whose first updates are moves, never pays for them.
 
 LOGGER = logging.getLogger("menteur")
 
@@ -156,8 +155,10 @@ class MenteurBot:
                 return await self._join(update_id, query, press, lang)
             case Kind.AGAIN:
                 return await self._again(update_id, query, press, lang)
-            case Kind.LANGUAGE:
-                admin = await questions.is_admin(self.service.bot, press.chat, user.id)
+            case Kind.LANGUAGE:  # a language no button offers is refused with no question first
+                admin = press.number < len(SUPPORTED) and await questions.is_admin(
+                    self.service.bot, press.chat, user.id
+                )
                 from handlers import lobby  # noqa: PLC0415 - only when asked: see the imports
 
                 act = lobby.SetLanguage(press.number, user.id, admin, lang)

@@ -10,6 +10,7 @@ a date_time entity each reader's app shows in their own time zone.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -618,3 +619,23 @@ def test_r20_a_late_timer_gives_the_next_person_their_clock_from_the_deadline() 
         game = table.game()
         assert game.plays == 1 and game.deadline == started + 60
         assert table.record().next_look == started + 50, "the reminder at a third of 30 s left"
+
+
+def test_a_forged_language_button_is_refused_without_a_question_to_telegram() -> None:
+    """A language no button offers (a forged index) changes nothing, and costs no
+    getChatMember: as a clock no button offers."""
+    ann = people(2)[0]
+    with running_bot(seed=5) as table:
+        table.say(ann, "/newgame")
+        table.say(ann, "/language")
+        prompt = table.latest(GROUP)
+        shown = next(
+            b for b in buttons(prompt) if callbacks.decode(b["callback_data"]).kind is Kind.LANGUAGE
+        )
+        press = callbacks.decode(shown["callback_data"])
+        forged = callbacks.encode(dataclasses.replace(press, number=35))
+        version, asked = table.record().version, len(table.tg.calls("getChatMember"))
+        reply = table.press(ann, GROUP, prompt.message_id, forged)
+        assert reply.status == 200 and reply.text
+        assert len(table.tg.calls("getChatMember")) == asked, "no question asked"
+        assert table.record().version == version, "nothing written"
