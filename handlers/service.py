@@ -128,6 +128,8 @@ class Service:
             plan = planning.reply(decision, query)
         else:
             record, decision, plan = await self._commit(outcome, update_id, act, query)
+            if outcome.conflicts:  # here, so that a nested transaction's count too
+                metrics.add("WriteConflicts", outcome.conflicts)
         outcome.result, outcome.reason = decision.result, decision.reason
         outcome.next_look = record.next_look
         if plan.changes:

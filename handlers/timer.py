@@ -62,8 +62,6 @@ def _tick(rt: Runtime, chat: int, at: float | None = None, topic: int | None = N
             fields: dict[str, Any] = {"chat": chat, "action": "timer", "outcome": "error"}
         else:
             fields = outcome.log(None, started)
-            if outcome.conflicts:
-                metrics.add("WriteConflicts", outcome.conflicts)
         handler_ms = round((time.perf_counter() - started) * 1000, 1)
         fields["latency_ms"] = handler_ms
         line = metrics.document(

@@ -84,8 +84,6 @@ def _handle(event: dict[str, Any], rt: Runtime) -> tuple[dict[str, Any], dict[st
             LOGGER.exception("update %s failed", update_id)
             return {"statusCode": 500, "body": ""}, {"update": update_id, "outcome": "error"}
     line = outcome.log(update_id, time.perf_counter())  # its latency_ms: set by handle()
-    if outcome.conflicts:
-        metrics.add("WriteConflicts", outcome.conflicts)
     if outcome.reply is None:
         return {"statusCode": 200, "body": ""}, line
     return {

@@ -19,6 +19,7 @@ from engine import Phase
 from engine.events import StopReason
 from handlers.metrics import METRICS, OUTCOME_LOGGERS
 from handlers.outcomes import Result
+from handlers.store import Conflict, Record
 from infra.fake_telegram import blocked_by_user, too_many_requests
 from infra.harness import GROUP, GROUP_TITLE, by_id, people
 from infra.harness.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
@@ -183,3 +184,28 @@ def test_forged_requests_and_failed_updates_are_counted_with_their_update_ids(
         assert failed["update"] == update["update_id"]
         assert failed["outcome"] == "error" and failed["Outcome"] == "error"
         assert lines.total("Updates", Function="webhook", Outcome="error") == 1
+
+
+def test_a_write_refused_by_the_version_check_is_counted_once_where_it_happened(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The transaction counts its conflicts itself, so that one nested in another (a game
+    ended for a removed bot, a moved group) is counted too."""
+    players = people(2)
+    with running_bot(seed=3) as table, captured() as lines:
+        with_metrics(table)
+        store = table.rt.store
+        save = store.save
+        refused: list[int] = []
+
+        def refused_once(record: Record, *, new_game: bool = False) -> Record:
+            if not refused:
+                refused.append(record.chat)
+                raise Conflict(record.chat)
+            return save(record, new_game=new_game)
+
+        monkeypatch.setattr(store, "save", refused_once)
+        assert table.say(players[0], "/newgame").status == 200
+        assert refused and table.game() is not None, "written on the second attempt"
+        assert lines.docs[-1]["conflicts"] == 1
+        assert lines.total("WriteConflicts", Function="webhook") == 1
