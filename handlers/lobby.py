@@ -100,14 +100,21 @@ class QuickSeat:
     lang: str
 
     def decide(self, record: Record, now: float) -> Decision:
-        join = Join(self.user, seat_name(record, self.name))
-        decision = PlayerMove(join, self.game_id, self.lang).decide(record, now)
+        decision = seat(self, record, now)
         if decision.write:
-            record.langs[self.user] = self.lang
-            decision.reachable.add(self.user)
             # Their hand will come in the private chat when the game starts.
             decision.answer = t(self.lang, "seated_at_once")
         return decision
+
+
+def seat(who: QuickSeat | Seat, record: Record, now: float) -> Decision:
+    """The engine's Join for a person the bot can write to in private, in their language."""
+    join = Join(who.user, seat_name(record, who.name))
+    decision = PlayerMove(join, who.game_id, who.lang).decide(record, now)
+    if decision.write:
+        record.langs[who.user] = who.lang
+        decision.reachable.add(who.user)
+    return decision
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,14 +175,10 @@ class Seat:
     lang: str
 
     def decide(self, record: Record, now: float) -> Decision:
-        join = PlayerMove(Join(self.user, seat_name(record, self.name)), self.game_id, self.lang)
-        decision = join.decide(record, now)
+        decision = seat(self, record, now)
         private = Screen(decision.refusal or t(self.lang, "join_in_private", group=record.title))
         decision.extra.append(Send(self.user, private))
         decision.refusal = None  # said in the private chat already
-        if decision.write:
-            record.langs[self.user] = self.lang
-            decision.reachable.add(self.user)
         return decision
 
 
