@@ -31,7 +31,7 @@ sys.path[0] = str(Path(__file__).resolve().parent.parent)
 from telegram import Update  # noqa: E402
 
 from engine import LetItStand, Phase, Play, Shout, strategy, view  # noqa: E402
-from handlers import telegram_io, webhook  # noqa: E402
+from handlers import item, telegram_io, webhook  # noqa: E402
 from handlers.callbacks import Kind  # noqa: E402
 from handlers.dynamo import DynamoStore  # noqa: E402
 from handlers.screens import Request  # noqa: E402
@@ -91,12 +91,12 @@ def instrument(table: Table, meter: Meter) -> None:
         if not scratch:
             record = store.load(GROUP)
             record.chat, record.version = -1, 0  # an item of the same size, out of the way
-            scratch.append(store.save(record))
+            scratch.append(item.save(store, record))
         # The floor: what any handler must do for this update — parse it, one consistent
         # read and one conditional write of the game's item — at the same point of the run.
         started = time.perf_counter()
         Update.de_json(json.loads(event["body"]), table.rt.bot)
-        store.save(store.load(-1))
+        item.save(store, store.load(-1))
         meter.floor_ms.append((time.perf_counter() - started) * 1000)
         return result
 

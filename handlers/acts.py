@@ -30,7 +30,7 @@ from engine import events as ev
 from handlers import metrics, plan, render, timing
 from handlers.callbacks import Place, Press
 from handlers.outcomes import Decision, Reason, Recordless, Result, Why
-from handlers.screens import Button, EditButtons, Keyboard, Request, Screen, Send
+from handlers.screens import Button, EditButtons, HandSlot, Keyboard, Request, Screen, Send
 from handlers.store import Record
 from handlers.text import block, t, tn
 
@@ -139,7 +139,7 @@ class Hand:
         if game is None or game.phase in (Phase.LOBBY, Phase.OVER) or self.user not in game.ids:
             return refused(t(lang, "not_playing"), Why.NOT_PLAYING, self.reply_to)
         screen = plan.hand_screen(record, game, self.user, now)
-        extra: list[Request] = [Send(self.user, screen, f"hand:{self.user}")]
+        extra: list[Request] = [Send(self.user, screen, HandSlot(self.user))]
         if self.reply_to == self.user:
             pass  # asked in private: the hand is the answer
         elif self.user in record.unreachable:
@@ -252,11 +252,11 @@ class Tick:
             game, events = settle(game, now)
             settled = game is not record.game
             record.game = game
-            # The game's own next look: `record.next_look` may be a redraw's.
-            look = timing.game_next_look(record, self.idle_expiry)
+            # The game's own next look (`record.next_look` may be a redraw's), and the computer
+            # player's move it was set for, if any: decided once.
+            look, move = timing.game_due(record, self.idle_expiry)
             # Nothing after what the clock told: the next look follows it, a few seconds on.
             if not events and game.phase is not Phase.OVER and look is not None and now >= look:
-                move = timing.computer_move(record, game, now)
                 if move is None and now - game.acted >= self.idle_expiry:
                     move = Expire(self.idle_expiry)
                 if move is not None:
@@ -329,7 +329,7 @@ class Abandon:
             record.redrawn, record.owed = record.owed, None
         if not events and record.redrawn is None:
             return Decision(result=Result.NOTHING_DUE)
-        return Decision(write=True, events=events, silent=True)
+        return Decision(write=True, events=events, chat_closed=True)
 
 
 @dataclass(frozen=True, slots=True)

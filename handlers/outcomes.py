@@ -59,7 +59,7 @@ class Via(StrEnum):
     COMMAND = "command"
     TIMER = "timer"
     MIGRATION = "migration"
-    REMOVED = "removed"  # the group, or the game's topic, no longer takes the bot's messages
+    CLOSED = "closed"  # the group, or the game's topic, no longer takes the bot's messages
     IGNORED = "ignored"
 
 
@@ -81,7 +81,7 @@ class Decision:
     all_hands: bool = False  # every hand drawn again, changed or not
     owed: bool = False  # a redraw Telegram made wait: what it may have left stale is drawn again
     hands: set[int] | None = None  # a retried update: the hands to draw again (None: all)
-    silent: bool = False  # the group (or its topic) no longer takes the bot's messages
+    chat_closed: bool = False  # the group (or its topic) no longer takes the bot's messages
     redraw: bool = True  # False: a write of the bot's own (a reminder sent) that no screen shows
 
 

@@ -39,6 +39,7 @@ from handlers.screens import (
     Request,
     Screen,
     Send,
+    Slot,
 )
 
 __all__ = [
@@ -131,8 +132,8 @@ async def close_bot(bot: telegram.Bot) -> None:
 class Delivery:
     """What became of a batch of requests."""
 
-    #: Send/Edit `remember` key -> id of a message newly sent for it.
-    remembered: dict[str, int] = field(default_factory=dict)
+    #: Send/Edit `remember` slot -> id of a message newly sent for it.
+    remembered: dict[Slot, int] = field(default_factory=dict)
     #: Private chats that answered 403: the player blocked the bot or never started it.
     unreachable: set[int] = field(default_factory=set)
     #: Group chats that answered 403: the bot was removed.

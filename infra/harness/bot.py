@@ -13,11 +13,12 @@ the way Telegram delivers them.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import copy
 import functools
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -31,9 +32,11 @@ from handlers.callbacks import Kind
 from handlers.config import Settings
 from handlers.dynamo import DynamoStore
 from handlers.runtime import Runtime
+from handlers.service import Timers
 from handlers.store import Record
 from infra.fake_telegram import FakeTelegram, StoredMessage
 from infra.harness import GROUP, SECRET, TOKEN, Clock, Person, RecordingTimers, by_id
+from infra.harness.limits import Limited
 from infra.harness.screens import (
     button,
     button_texts,
@@ -295,11 +298,19 @@ def _sessions() -> boto3.Session:
 
 @contextmanager
 def running_bot(
-    seed: int = 7, dynamodb: Any = None, log_level: str = "INFO", flood_limit: int | None = None
+    seed: int = 7,
+    dynamodb: Any = None,
+    log_level: str = "INFO",
+    flood_limit: int | None = None,
+    *,
+    timers: Timers | None = None,
+    sleep: Callable[[float], Awaitable[None]] | None = None,
 ) -> Iterator[Table]:
     """A bot on a fake Telegram, with the table built from template.yaml: on moto, or on the
-    DynamoDB-compatible server `dynamodb` (a boto3 client) when one is given. `flood_limit`:
-    the fake answers 429 beyond that many messages a minute into one chat, as Telegram does."""
+    DynamoDB-compatible server `dynamodb` (a boto3 client) when one is given, either refusing
+    what DynamoDB refuses (`Limited`). `flood_limit`: the fake answers 429 beyond that many
+    messages a minute into one chat, as Telegram does. `timers` in place of the recording ones;
+    `sleep` in place of asyncio's (for the waits between conflicting writes)."""
     with contextlib.ExitStack() as stack:
         clock = Clock()
         tg = stack.enter_context(FakeTelegram(clock=clock, flood_limit=flood_limit))
@@ -308,6 +319,7 @@ def running_bot(
 
             stack.enter_context(mock_aws())
             dynamodb = _sessions().client("dynamodb", region_name="us-east-1")
+        dynamodb = Limited(dynamodb)
         create_table(dynamodb, "menteur-test")
         settings = Settings(
             table_name="menteur-test",
@@ -316,12 +328,17 @@ def running_bot(
             api_base_url=tg.base_url,
             log_level=log_level,
         )
-        timers = RecordingTimers()
-        rt = Runtime(settings, store=DynamoStore(dynamodb, "menteur-test"), clock=clock)
-        rt.app.service.timers = timers
-        rt.app.service.rng = random.Random(seed)
-        rt.app.service.game_ids = random.Random(seed)
-        table = Table(tg, rt, clock, timers)
+        recording = RecordingTimers()
+        rt = Runtime(
+            settings,
+            store=DynamoStore(dynamodb, "menteur-test"),
+            clock=clock,
+            timers=recording if timers is None else timers,
+            rng=random.Random(seed),
+            game_ids=random.Random(seed),
+            sleep=asyncio.sleep if sleep is None else sleep,
+        )
+        table = Table(tg, rt, clock, recording)
         try:
             yield table
         finally:

@@ -41,11 +41,13 @@ from handlers.callbacks import Kind
 from handlers.config import Settings
 from handlers.dynamo import DynamoStore
 from handlers.runtime import Runtime
-from handlers.store import Counts, Record, Store
+from handlers.service import Timers
+from handlers.store import Change, Counts, Record, Store
 from infra.dynalite import Dynalite
 from infra.fake_telegram import FakeTelegram
 from infra.harness import GROUP, SECRET, TOKEN, Clock, Person
 from infra.harness.bot import Chats, Driver, fire, sweep
+from infra.harness.limits import Limited
 from infra.harness.memory import MemoryStore
 from infra.harness.screens import button
 from infra.harness.updates import Reply, Updates, event
@@ -56,14 +58,15 @@ TABLE = "menteur-races"
 
 # --- a store that a test can stop at an exact point ----------------------------------------------
 
-Hook = Callable[[Record], None]
+Hook = Callable[[Any], None]
 
 
 class HookedStore:
-    """A store that calls hooks around its reads and writes; otherwise the store it wraps.
+    """A store that calls hooks around its reads and its commits; otherwise the store it wraps.
 
-    `after_load` runs after each read, `before_save` before each write attempt, `after_save`
-    after each write that succeeded (the commit). `commits` counts those.
+    `after_load` runs after each read (with the record), `before_save` before each conditional
+    write of an action (with its change), `after_save` after each that succeeded (the commit).
+    `commits` counts those.
     """
 
     def __init__(self, inner: Store) -> None:
@@ -82,37 +85,18 @@ class HookedStore:
             self.after_load(record)
         return record
 
-    def save(self, record: Record, *, new_game: bool = False) -> Record:
-        if self.before_save is not None:
-            self.before_save(record)
-        saved = self.inner.save(record, new_game=new_game)
-        self.commits += 1
-        if self.after_save is not None:
-            self.after_save(saved)
-        return saved
-
-    def remember(self, chat: int, game_id: int, **kwargs: Any) -> None:
-        self.inner.remember(chat, game_id, **kwargs)
-
-    def owe(self, chat: int, at: float, topic: int | None = None, *, hands: bool = False) -> None:
-        self.inner.owe(chat, at, topic, hands=hands)
-
-    def mark(self, chat: int, topic: int | None, marks: dict[int, bool]) -> None:
-        self.inner.mark(chat, topic, marks)
-
-    def spend(
-        self, chat: int, times: list[float], *, recent: list[float] | None = None, read: int = 0
-    ) -> None:
-        self.inner.spend(chat, times, recent=recent, read=read)
-
-    def hold(self, chat: int, until: float) -> None:
-        self.inner.hold(chat, until)
+    def apply(self, change: Change) -> None:
+        commit = "ver" in change.set  # an action's conditional write (`handlers.item.commit`)
+        if commit and self.before_save is not None:
+            self.before_save(change)
+        self.inner.apply(change)
+        if commit:
+            self.commits += 1
+            if self.after_save is not None:
+                self.after_save(change)
 
     def overdue(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:
         return self.inner.overdue(now, limit)
-
-    def add_topic(self, chat: int, topic: int, expires: int | None) -> None:
-        self.inner.add_topic(chat, topic, expires)
 
     def topics(self, chat: int) -> list[int]:
         return self.inner.topics(chat)
@@ -276,7 +260,7 @@ class Stack(Chats):
         try:
             if not self.memory:
                 self.dynalite.start()
-                self.client = self.dynalite.client()
+                self.client = Limited(self.dynalite.client())
                 create_table(self.client, TABLE)
             self.tg.start()
         except BaseException:
@@ -300,14 +284,17 @@ class Stack(Chats):
             table_name=TABLE, bot_token=TOKEN, webhook_secret=SECRET, api_base_url=self.tg.base_url
         )
 
-    def container(self, clock: Clock | None = None, seed: int = 0) -> Container:
-        """A new container: its own event loop, bot (HTTP client) and DynamoDB client."""
+    def container(
+        self, clock: Clock | None = None, seed: int = 0, *, timers: Timers | None = None
+    ) -> Container:
+        """A new container: its own event loop, bot (HTTP client) and DynamoDB client (which
+        refuses what DynamoDB refuses: `Limited`); its timers `timers`, if given."""
         clock = clock or Clock()
         inner: Store
         if self.shared is not None:
             inner = self.shared
         else:
-            inner = DynamoStore(self.dynalite.client(), TABLE)
+            inner = DynamoStore(Limited(self.dynalite.client()), TABLE)
         store = HookedStore(inner)
         bot = None
         if not self.sockets:
@@ -315,9 +302,15 @@ class Stack(Chats):
             bot = telegram.Bot(
                 TOKEN, base_url=self.tg.base_url, request=request, get_updates_request=request
             )
-        rt = Runtime(self.settings(), store=store, clock=clock, bot=bot)
-        rt.app.service.rng = random.Random(seed)
-        rt.app.service.game_ids = random.Random(seed)
+        rt = Runtime(
+            self.settings(),
+            store=store,
+            clock=clock,
+            bot=bot,
+            timers=timers,
+            rng=random.Random(seed),
+            game_ids=random.Random(seed),
+        )
         container = Container(rt, store, clock)
         with self._lock:
             self._containers.append(container)
@@ -334,9 +327,8 @@ class Stack(Chats):
     def restore(self, item: dict[str, Any]) -> None:
         """The chat's item as it was, and its flood budget as new: a round replayed from a
         prepared game sends into a minute of its own."""
-        self.client.put_item(TableName=TABLE, Item=item)
-        chat = item["pk"]["S"].removeprefix("chat#").partition("#")[0]
-        self.client.delete_item(TableName=TABLE, Key={"pk": {"S": f"flood#{chat}"}})
+        fresh = {k: v for k, v in item.items() if k not in ("gs", "hd")}
+        self.client.put_item(TableName=TABLE, Item=fresh)
 
     def version(self, chat: int = GROUP) -> int:
         return int(self.snapshot(chat)["ver"]["N"])
@@ -399,7 +391,7 @@ def crash_after_write(config: dict[str, Any], update: dict[str, Any]) -> None:
     )
     import boto3  # noqa: PLC0415 - only the child process needs a client from the environment
 
-    store = HookedStore(DynamoStore(boto3.client("dynamodb"), config["table"]))
+    store = HookedStore(DynamoStore(Limited(boto3.client("dynamodb")), config["table"]))
     store.after_save = lambda record: os.kill(os.getpid(), signal.SIGKILL)
     rt = Runtime(settings, store=store, clock=clock)
     webhook.handle(event(update), rt)

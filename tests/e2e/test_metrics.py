@@ -19,7 +19,7 @@ from engine import Phase
 from engine.events import StopReason
 from handlers.metrics import METRICS, OUTCOME_LOGGERS
 from handlers.outcomes import Result
-from handlers.store import Conflict, Record
+from handlers.store import Change, Conflict
 from infra.fake_telegram import blocked_by_user, too_many_requests
 from infra.harness import GROUP, GROUP_TITLE, by_id, people
 from infra.harness.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
@@ -195,16 +195,16 @@ def test_a_write_refused_by_the_version_check_is_counted_once_where_it_happened(
     with running_bot(seed=3) as table, captured() as lines:
         with_metrics(table)
         store = table.rt.store
-        save = store.save
-        refused: list[int] = []
+        apply = store.apply
+        refused: list[str] = []
 
-        def refused_once(record: Record, *, new_game: bool = False) -> Record:
-            if not refused:
-                refused.append(record.chat)
-                raise Conflict(record.chat)
-            return save(record, new_game=new_game)
+        def refused_once(change: Change) -> None:
+            if not refused and "ver" in change.set:  # the action's conditional write
+                refused.append(change.key)
+                raise Conflict(change.key)
+            apply(change)
 
-        monkeypatch.setattr(store, "save", refused_once)
+        monkeypatch.setattr(store, "apply", refused_once)
         assert table.say(players[0], "/newgame").status == 200
         assert refused and table.game() is not None, "written on the second attempt"
         assert lines.docs[-1]["conflicts"] == 1

@@ -383,8 +383,8 @@ def _delivered_again_applies_once(scene: Scene, update: dict[str, Any], start: i
 @pytest.mark.parametrize(
     ("operation", "error"),
     [
-        ("batch_get_item", client_error("ProvisionedThroughputExceededException", "BatchGetItem")),
-        ("batch_get_item", client_error("InternalServerError", "BatchGetItem")),
+        ("get_item", client_error("ProvisionedThroughputExceededException", "GetItem")),
+        ("get_item", client_error("InternalServerError", "GetItem")),
         ("update_item", client_error("ProvisionedThroughputExceededException")),
         ("update_item", client_error("InternalServerError")),
     ],

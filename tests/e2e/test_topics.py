@@ -4,12 +4,10 @@ or deleted while a game runs ends that game without a storm of retries."""
 
 from __future__ import annotations
 
-import dataclasses
-
 from engine import Phase
 from handlers import callbacks
 from handlers.callbacks import Kind
-from handlers.store import Conflict, Record
+from handlers.store import Change, Conflict
 from handlers.text import t
 from infra.fake_telegram import my_chat_member_update, topic_closed_update
 from infra.harness import GROUP, Person
@@ -199,19 +197,18 @@ def test_a_topic_game_whose_write_landed_unheard_ends_when_the_bot_is_removed() 
         forum = Forum(table)
         topic = forum.tg.open_topic(GROUP)
         store = table.rt.store
-        save = store.save
-        lost: list[int] = []
+        apply = store.apply
+        lost: list[str] = []
 
-        def save_then_lose_the_answer(record: Record, *, new_game: bool = False) -> Record:
-            if lost:
-                return save(record, new_game=new_game)
-            save(dataclasses.replace(record), new_game=new_game)  # stored; the caller never hears
-            lost.append(record.version)
-            raise Conflict(record.chat)
+        def commit_then_lose_the_answer(change: Change) -> None:
+            apply(change)
+            if not lost and "ver" in change.set:  # the action's write: stored, never heard
+                lost.append(change.key)
+                raise Conflict(change.key)
 
-        store.save = save_then_lose_the_answer  # type: ignore[method-assign]
+        store.apply = commit_then_lose_the_answer  # type: ignore[method-assign]
         assert forum.say(ANN, "/newgame", topic).status == 200
-        store.save = save  # type: ignore[method-assign]
+        store.apply = apply  # type: ignore[method-assign]
         assert lost, "the write's answer was lost"
         assert store.topics(GROUP) == [topic]
         update = my_chat_member_update(GROUP, "left", by=ANN.id, update_id=table.updates.next_id())
@@ -259,7 +256,7 @@ def test_a_forum_flooded_with_rules_loses_no_games_challenge_nor_end() -> None:
             ]
             assert sum(x.startswith(t("en", "challenge_title")) for x in texts) == 2, topic
             assert sum(x.startswith(t("en", "title_stopped")) for x in texts) == 1, topic
-            assert forum.record(topic).owing() == []
+            assert forum.record(topic).undelivered() == []
         assert forum.tg.max_messages_per_minute(GROUP) <= 20
         replies = [c for c in sent if c.params.get("message_thread_id") == empty]
         assert 0 < len(replies) < 27, "replies went first"

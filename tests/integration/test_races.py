@@ -717,7 +717,7 @@ def test_after_a_crash_between_the_write_and_the_sends_the_retry_redraws_every_s
     owed = kind == "shout"
     assert len(challenges(stack, chat)) == owed, "the challenge told once"
     assert retried.version == after.version + owed
-    assert retried.owing() == []
+    assert retried.undelivered() == []
     assert_screens_show(stack, chat, now)
     # Telegram sends it yet again (the retry's answer lost too): nothing more is sent.
     sends = len(stack.tg.calls("sendMessage", chat_id=chat))

@@ -215,7 +215,7 @@ class Table:
         ]
         # Announced once; or not yet when the group's minute of new messages was used up
         # (Telegram's flood limit): then the end is owed, sent by the timer once it has room.
-        owed = self.stack.record(self.chat).owing()
+        owed = self.stack.record(self.chat).undelivered()
         assert len(announced) == 1 or (not announced and owed)
 
 

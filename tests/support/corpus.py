@@ -22,7 +22,8 @@ from engine import Game, Phase, card_name, mask_of
 from engine.cards import rank_of
 from handlers import callbacks, render
 from handlers.callbacks import Kind, Press
-from handlers.dynamo import DynamoStore, unpack
+from handlers.dynamo import DynamoStore
+from handlers.item import unpack
 from handlers.text import SUPPORTED, t
 from handlers.webhook import SECRET_HEADER
 from infra.harness import GROUP, OTHER_GROUP, SECRET, TOKEN, Person
@@ -55,14 +56,6 @@ class Client:
 
     def fail(self, operation: str, error: Any, times: int = 1) -> None:
         self.faults.setdefault(operation, []).extend([error] * times)
-
-    def changes(self) -> int:
-        """Calls that write the game's versioned document, or move or delete an item."""
-        return sum(
-            op in ("put_item", "delete_item")
-            or (op == "update_item" and "doc = " in kwargs.get("UpdateExpression", ""))
-            for op, kwargs in self.calls
-        )
 
     def __getattr__(self, name: str) -> Any:
         real = getattr(self.client, name)
@@ -815,9 +808,10 @@ def games(scene: Scene) -> dict[str, tuple[Any, ...]]:
     bookkeeping, timers and expiry (the version moves when a reply is written)."""
     found = {}
     for key, (_, doc, due, expires) in scene.snapshot().items.items():
-        if key.startswith("flood#"):
-            continue  # the chat's flood budget: every reply counts in it
-        document = json.loads(json.loads(doc))
+        text = json.loads(doc)
+        if text is None:
+            continue  # the chat's flood budget alone: every reply counts in it
+        document = json.loads(text)
         kept = {k: v for k, v in document.items() if k not in BOOKKEEPING}
         found[key] = (json.dumps(kept, sort_keys=True), due, expires)
     return found
