@@ -37,6 +37,7 @@ class Why(StrEnum):
     NO_GAME = "no_game"
     OLD_GAME = "old_game"
     GAME_RUNNING = "game_running"
+    TOO_OFTEN = "too_often"  # /newgame again and again
     NOT_PLAYING = "not_playing"
     NOT_MEMBER = "not_member"  # seating asked by someone who is not in the group
     ON_BEHALF_OF_CHAT = "on_behalf_of_chat"  # a command sent as a channel

@@ -19,6 +19,7 @@ from engine import events as ev
 from engine.cards import rank_of
 from handlers import callbacks, outbox, plan, telegram_io
 from handlers.callbacks import Kind
+from handlers.lobby import NEW_GAMES_PER_MINUTE
 from handlers.outbox import Parcel
 from handlers.plan import GROUP_SENDS_PER_MINUTE, RESERVED_FOR_GAMES
 from handlers.text import t
@@ -526,3 +527,43 @@ def test_a_backlog_of_hundreds_of_moments_stays_within_dynamodbs_limits() -> Non
         assert len(told) == len(set(told)), "no challenge is told twice"
         assert table.record().undelivered() == [], "nothing is owed any more"
         assert table.tg.max_messages_per_minute(GROUP) <= GROUP_SENDS_PER_MINUTE
+
+
+# --- a lobby waits its turn: the group's minute is kept for the games played -------------------
+
+
+def test_a_new_games_first_table_waits_out_telegrams_wait_like_any_message() -> None:
+    with started() as scene:
+        table = scene.table
+        opener = scene.players[0]
+        table.tg.fail_next("sendMessage", GROUP, error=too_many_requests(30))
+        table.say(opener, "/stop")  # its end meets a 429: the group must wait 30 s
+        sends = len(group_sends(table))
+        table.say(opener, "/newgame")
+        game = table.game()
+        assert game.phase is Phase.LOBBY
+        assert len(group_sends(table)) == sends, "nothing new goes in while Telegram waits"
+        assert table.record().table_msg is None
+        table.clock.advance(10)
+        table.tick()
+        assert table.record().table_msg is None, "not before the wait is over"
+        table.clock.advance(21)
+        table.tick()
+        assert table.record().table_msg is not None, "the table, once Telegram's wait is over"
+        assert group_sends(table)[-1]["text"] == table.table_message().text
+
+
+def test_newgame_again_and_again_is_refused_in_a_word_after_a_few_a_minute() -> None:
+    with running_bot() as table:
+        (ann,) = people(1)
+        for _ in range(NEW_GAMES_PER_MINUTE):
+            table.say(ann, "/newgame")
+            assert table.game().phase is Phase.LOBBY
+            table.say(ann, "/stop")
+            table.clock.advance(1)
+        table.say(ann, "/newgame")
+        assert group_sends(table)[-1]["text"] == t("en", "newgame_too_often")
+        assert table.game().phase is Phase.OVER, "no new lobby"
+        table.clock.advance(60)
+        table.say(ann, "/newgame")
+        assert table.game().phase is Phase.LOBBY, "a minute later, a new game"

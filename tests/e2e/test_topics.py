@@ -261,3 +261,34 @@ def test_a_forum_flooded_with_rules_loses_no_games_challenge_nor_end() -> None:
         replies = [c for c in sent if c.params.get("message_thread_id") == empty]
         assert 0 < len(replies) < 27, "replies went first"
         assert forum.tg.limited == 0, "the chat's budget kept every send within Telegram's limit"
+
+
+def test_a_lobby_churned_in_one_topic_never_holds_up_a_game_in_another() -> None:
+    """A member seated nowhere opens and stops a game in one topic, fifteen times in fifteen
+    seconds: /newgame is refused in a word after a few, a lobby's table and its end never take
+    the minute's last messages, and a challenge made in another topic's game meanwhile is told
+    at once."""
+    with running_bot(seed=4, flood_limit=20) as table:
+        forum = Forum(table)
+        played, churned = forum.tg.open_topic(GROUP), forum.tg.open_topic(GROUP)
+        forum.open(played, [ANN, BOB])
+        table.clock.advance(61)  # the game's lobby is a minute old
+        eve = Person(999, "Eve")
+        for _ in range(15):
+            forum.say(eve, "/newgame", churned)
+            forum.say(eve, "/stop", churned)
+            table.clock.advance(1)
+        forum.play_one(played)
+        game = forum.record(played).game
+        assert game is not None and game.last is not None
+        shouter = ANN if game.ids[game.last.seat] == BOB.id else BOB
+        forum.press_kind(shouter, forum.table_message(played), Kind.SHOUT)
+        sent = [c for c in forum.tg.calls("sendMessage", chat_id=GROUP) if c.ok]
+        last = sent[-1].params
+        assert last["message_thread_id"] == played, "the challenge went out at once"
+        assert str(last["text"]).startswith(t("en", "challenge_title"))
+        churn = [
+            str(c.params["text"]) for c in sent if c.params.get("message_thread_id") == churned
+        ]
+        assert t("en", "newgame_too_often") in churn
+        assert forum.tg.max_messages_per_minute(GROUP) <= 20 and forum.tg.limited == 0
