@@ -21,7 +21,6 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +76,9 @@ def instrument(table: Table, meter: Meter) -> None:
     handle = webhook.handle
     deliver = telegram_io.deliver
     # Its own adapter on the same table and connection, so the bot's counts stay the bot's.
-    store = DynamoStore(table.rt.store.client, table.rt.store.table)  # type: ignore[attr-defined]
+    bots = table.c.store.inner
+    assert isinstance(bots, DynamoStore)
+    store = DynamoStore(bots.client, bots.table)
     scratch: list[Record] = []
 
     def timed_handle(event: dict[str, Any], rt: Any) -> dict[str, Any]:
@@ -165,10 +166,11 @@ def main() -> None:
     args = parser.parse_args()
     rng = random.Random(args.seed)
     players = people(args.players)
-    with Dynalite() as server, running_bot(seed=args.seed, dynamodb=server.client()) as table:
-        if not args.no_metrics:
-            namespace = "Menteur/benchmark"
-            table.rt.settings = replace(table.rt.settings, metrics_namespace=namespace)
+    namespace = None if args.no_metrics else "Menteur/benchmark"
+    with (
+        Dynalite() as server,
+        running_bot(seed=args.seed, dynamodb=server.client(), metrics_namespace=namespace) as table,
+    ):
         meter = Meter(table)
         instrument(table, meter)
         for _ in range(args.games):

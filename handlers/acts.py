@@ -231,15 +231,15 @@ class Tick:
     idle_expiry: float
 
     def decide(self, record: Record, now: float) -> Decision:
-        mark = record.next_look  # the moment the timer was set for
+        set_for = record.next_look  # the moment the timer was set for
         decision = self._decide(record, now)
         # An idle end waits for the minute's sweep by design: its lateness says nothing.
         idle = any(
             isinstance(e, ev.Stopped) and e.reason is StopReason.IDLE for e in decision.events
         )
         acted = decision.result is not Result.NOTHING_DUE
-        if acted and not idle and mark is not None and now >= mark:
-            metrics.put("TimerLateness", now - mark)
+        if acted and not idle and set_for is not None and now >= set_for:
+            metrics.put("TimerLateness", now - set_for)
         return decision
 
     def _decide(self, record: Record, now: float) -> Decision:

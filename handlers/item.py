@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from decimal import Decimal
+from types import MappingProxyType
+from typing import NamedTuple
 
 from handlers.store import Change, Record, Store, Test, Value
 
@@ -134,8 +136,7 @@ def record_of(
 # --- writing ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Write:
+class Write(NamedTuple):
     """An action's conditional write: the record as the write leaves it (its `version` the
     next one: the write is conditioned on the one before), and what else its item changes."""
 
@@ -150,17 +151,16 @@ class Write:
     with_hands: bool = False  # and whether that redraw drew the hands too
 
 
-@dataclass(frozen=True, slots=True)
-class Kept:
+class Kept(NamedTuple):
     """What sending taught that the store keeps (`handlers.learn` computes it), by one write on
     the game that sent."""
 
     table: int | None = None  # a new table message's id
     final: int | None = None  # a final play's message, whose buttons go once it is settled
-    hands: Mapping[int, int] = field(default_factory=dict)  # player → a new hand message's id
+    hands: Mapping[int, int] = MappingProxyType({})  # player → a new hand message's id
     unreachable: frozenset[int] = frozenset()  # players whose private chat refuses the bot now
     reachable: frozenset[int] = frozenset()  # and players whose private chat works again
-    marks: Mapping[int, bool] = field(default_factory=dict)  # stamp → the moment was sent
+    marks: Mapping[int, bool] = MappingProxyType({})  # stamp → the moment was sent
     hold: float | None = None  # Telegram said the group must wait until then
     owed: float | None = None  # the screens to draw again then (Telegram made them wait)
     owed_hands: bool = False  # the private hands among them
@@ -315,9 +315,9 @@ def _merged(change: Change, budget: Change, when: Sequence[Test]) -> Change:
     """`change` and the budget's, in the chat's own item: one write."""
     return Change(
         change.key,
-        change.set | budget.set,
-        change.fill | budget.fill,
-        change.append | budget.append,
+        {**change.set, **budget.set},
+        {**change.fill, **budget.fill},
+        {**change.append, **budget.append},
         change.add,
         change.delete,
         change.remove,

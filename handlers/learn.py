@@ -10,7 +10,7 @@ bot; its move, when the group became a supergroup), which the transaction runs n
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from handlers.item import Kept
 from handlers.outcomes import Decision
@@ -22,8 +22,7 @@ from handlers.telegram_io import Delivery
 from handlers.text import t
 
 
-@dataclass(frozen=True, slots=True)
-class Learned:
+class Learned(NamedTuple):
     """What one delivery taught: what to keep, what to tell, what follows."""
 
     kept: Kept

@@ -230,7 +230,7 @@ def open_game(record: Record, opener: int, game_id: int, clock: int, now: float)
     not come back yet, and that game's id, whose Play again then seats them."""
     last = record.game
     record.previous = record.game_id
-    record.last = (
+    record.previous_seats = (
         {} if last is None else {p: n for p, n in zip(last.ids, last.names, strict=True) if p > 0}
     )
     record.game = open_table(opener, now, clock=clock)

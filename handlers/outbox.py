@@ -16,8 +16,8 @@ in its own conditional write (a new stamp), so that one sender only ever holds i
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence, Set
-from dataclasses import dataclass, fields, replace
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, NamedTuple
 
 from engine import Game, Phase
 from engine import events as ev
@@ -65,8 +65,7 @@ def parcels(events: Sequence[ev.Event]) -> list[tuple[ev.Event, ...]]:
     return found
 
 
-@dataclass(frozen=True, slots=True)
-class Packed:
+class Packed(NamedTuple):
     """What a write does with the outbox: what it stores, what it sends now, and the marks it
     changes."""
 
@@ -98,7 +97,7 @@ def pack(
     as they are. Nothing taken or kept with no game (gone, or a new one whose names and counters
     the moments no longer match)."""
     if game is None:
-        return replace(EMPTY, dropped=tuple(sorted(marks)))
+        return EMPTY._replace(dropped=tuple(sorted(marks)))
     held: list[Parcel] = []
     owed: list[Parcel] = []
     for parcel in outbox:

@@ -111,7 +111,7 @@ class Outcome:
     topic: int | None = None
     conflicts: int = 0
     telegram_requests: int = 0
-    reply: dict[str, Any] | None = None
+    webhook_reply: dict[str, Any] | None = None  # the button's answer, on the HTTP response
     next_look: float | None = None  # when the chat's timer looks next, after this update
 
     @property

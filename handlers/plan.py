@@ -13,14 +13,16 @@ sending taught.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence, Set
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
+from types import MappingProxyType
+from typing import NamedTuple
 
 from telegram import CallbackQuery
 
 from engine import Game, Phase
 from engine import events as ev
-from handlers import announcements, outbox, render
-from handlers.item import SEND_WINDOW
+from handlers import announcements, outbox, render, timing
+from handlers.item import SEND_WINDOW, Write
 from handlers.outbox import Packed, Parcel
 from handlers.outcomes import Decision, Result
 from handlers.screens import (
@@ -34,7 +36,7 @@ from handlers.screens import (
     Send,
     TableSlot,
 )
-from handlers.store import Record
+from handlers.store import RECENT_UPDATES, Record
 from handlers.text import t
 
 # A person who pressed a button this long ago is still looking at the bot: no turn ping.
@@ -47,8 +49,7 @@ GROUP_SENDS_PER_MINUTE = 18  # Telegram allows about 20 messages a minute into o
 RESERVED_FOR_GAMES = 6
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(NamedTuple):
     """What one attempt at an action owes: its requests, and what its write stores."""
 
     requests: tuple[Request, ...] = ()
@@ -62,17 +63,17 @@ class Plan:
     packed: Packed = outbox.EMPTY
     # A moment sent now whose message keeps buttons (a final play's): its id is kept.
     final: int | None = None
-    # What the write stores besides: the table's note, the hands drawn for a retry, who is
+    # What the write stores besides: the table's note, the hands a retry draws again, who is
     # looking at the bot and who was pinged.
     note: str | None = None
-    drawn: int | None = None
-    looking: Mapping[int, float] = field(default_factory=dict)
-    pinged: Mapping[int, float] = field(default_factory=dict)
+    retry_hands: int | None = None
+    looking: Mapping[int, float] = MappingProxyType({})
+    pinged: Mapping[int, float] = MappingProxyType({})
     # The group messages this action sends, counted in the chat's budget by its write.
     spent: tuple[float, ...] = ()
-    # When the minute next has room, for what it could not send now: the moments left owed (the
-    # timer looks then), and a table never sent (the screens are owed a redraw then).
-    room: float | None = None
+    # When the minute next has room, for what it could not send now: the moments left in the
+    # outbox (the timer looks then), and a table never sent (the screens are owed a redraw).
+    look: float | None = None
     owe: float | None = None
 
 
@@ -119,17 +120,19 @@ def of(
     # never played in. Its time counts in the chat's budget either way.
     counted = bool(budget.spent) and record.version > 0
     write = (changes or counted) and not (duplicate and not packed.taken)
-    drawn, changed = record.drawn, None
+    retry_hands, changed = record.retry_hands, None
     if write and update_id is not None and not duplicate:
-        drawn, changed = hands_drawn(before, record, decision, now, changes=changes, redraw=redraw)
+        retry_hands, changed = hands_drawn(
+            before, record, decision, now, changes=changes, redraw=redraw
+        )
     looking, pinged = dict(record.looking), _recent(record.pinged, now, PING_EVERY)
     if query is not None and write and changes:
         looking = pressing(record, query.from_user.id, now)
         pinged.pop(query.from_user.id, None)  # they act: the next turn may ping them again
-    room = owe = None
+    look = owe = None
     if owed_moments and len(packed.taken) < len(packed.outbox):
         # Moments the minute has no room for: the timer sends them once it has.
-        room = room_at([*budget.recent, *budget.spent], record.hold, now)
+        look = room_at([*budget.recent, *budget.spent], record.hold, now)
     if budget.table_waits:
         owe = room_at([*budget.recent, *budget.spent], record.hold, now)
     requests, told = screens(
@@ -166,12 +169,63 @@ def of(
         packed=packed,
         final=final,
         note=budget.note,
-        drawn=drawn,
+        retry_hands=retry_hands,
         looking=looking,
         pinged=pinged,
         spent=budget.spent,
-        room=room,
+        look=look,
         owe=owe,
+    )
+
+
+def written(  # noqa: PLR0917 - the transaction's one call, and the item benchmark's
+    record: Record,
+    decision: Decision,
+    planned: Plan,
+    now: float,
+    update_id: int | None,
+    writer: str,
+    idle_expiry: float,
+) -> Write:
+    """The write of `decision` on `record` (as the act left it) by `writer`, with what its plan
+    stores: the record as the write leaves it, said in this one place. `update_id`: the update
+    it applies (None: the timer's, or a retried update's, which adds none)."""
+    packed = planned.packed
+    carried = {p.stamp for p in packed.outbox}
+    updates = record.updates if update_id is None else [*record.updates, update_id]
+    owed, owed_hands = record.owed, record.owed_hands and record.redrawn is None
+    if planned.owe is not None:
+        owed = max(owed or planned.owe, planned.owe)
+    after = replace(
+        record.forgotten() if decision.new_game else record,
+        version=record.version + 1,
+        note=planned.note,
+        outbox=list(packed.outbox),
+        marks={s: v for s, v in record.marks.items() if s in carried}
+        | dict.fromkeys(packed.given_up, False),
+        retry_hands=planned.retry_hands,
+        looking=dict(planned.looking),
+        pinged=dict(planned.pinged),
+        updates=updates[-RECENT_UPDATES:],
+        writer=writer,
+        owed=owed,
+        owed_hands=owed_hands,
+        redrawn=None,
+    )
+    look = timing.next_look(after, idle_expiry)
+    if planned.look is not None:
+        look = planned.look if look is None else min(look, planned.look)
+    expires = timing.expiry(after, now, idle_expiry)
+    return Write(
+        replace(after, next_look=look, expires=expires),
+        now,
+        new_game=decision.new_game,
+        dropped=packed.dropped,
+        given_up=packed.given_up,
+        spent=planned.spent,
+        owe=planned.owe,
+        settles=record.redrawn,
+        with_hands=record.owed_hands,
     )
 
 
@@ -193,8 +247,7 @@ def _recent(times: Mapping[int, float], now: float, within: float) -> dict[int, 
     return {p: at for p, at in times.items() if now - at < within}
 
 
-@dataclass(frozen=True, slots=True)
-class _Budget:
+class _Budget(NamedTuple):
     """The new group messages an action sends within the chat's flood budget (shared by every
     topic's game and every reply). Every new group message counts: a table's first message, the
     moments (a challenge, a final play, the end), command replies (/table, /rules, /help,
@@ -252,8 +305,7 @@ class _Budget:
         again = decision.table_again and record.table_msg is not None
         table_again = decision.table_again and (again and left > RESERVED_FOR_GAMES)
         count = first_table + moments + len(answered) + table_again
-        return replace(
-            self,
+        return self._replace(
             first_table=first_table,
             table_waits=wanted and not first_table,
             extra=extra,
@@ -441,11 +493,11 @@ def retried_hands(record: Record, update_id: int | None) -> set[int] | None:
     """The hands a retry of `update_id` draws again: those its write drew, if it is the
     latest update written (None, all of them, when that is not known)."""
     game = record.game
-    if record.drawn is None or not record.updates or record.updates[-1] != update_id:
+    if record.retry_hands is None or not record.updates or record.updates[-1] != update_id:
         return None
     if game is None:
         return set()
-    return {p for s, p in enumerate(game.ids) if record.drawn >> s & 1}
+    return {p for s, p in enumerate(game.ids) if record.retry_hands >> s & 1}
 
 
 def changed_hands(before: Game | None, record: Record, now: float) -> dict[int, Screen]:

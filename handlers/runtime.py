@@ -31,8 +31,8 @@ from handlers import logs, metrics, telegram_io
 from handlers.app import MenteurBot
 from handlers.config import Settings
 from handlers.dynamo import DynamoStore
-from handlers.service import Timers
 from handlers.store import Store
+from handlers.timing import Timers
 
 T = TypeVar("T")
 MAX_SQS_DELAY = 900  # seconds: SQS's limit; later timers are left to the scheduled sweep

@@ -16,8 +16,10 @@ and the few reads and moves around them. `handlers.dynamo.DynamoStore` is the ad
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol
+from types import MappingProxyType
+from typing import Any, Literal, NamedTuple, Protocol
 
 from engine import CLOCK_DEFAULT, Game, Phase, decode, encode
 from handlers import outbox
@@ -61,12 +63,12 @@ class Record:
     previous: int = 0  # the id of the game before the current one (its Play again seats)
     # The people of that game, id → seat name, while the current one is a lobby: its table
     # says who has not come back yet.
-    last: dict[int, str] = field(default_factory=dict)
+    previous_seats: dict[int, str] = field(default_factory=dict)
     note: str | None = None  # the table's line about the latest events, kept for re-renders
     updates: list[int] = field(default_factory=list)  # update ids already applied
     # The seats whose hands the write of the latest update drew (a mask; None: not known): a
     # retry of it draws those again, and no other (a hand drawn again unticks its cards).
-    drawn: int | None = None
+    retry_hands: int | None = None
     # The chat's flood budget, kept once for the whole chat in its own item (every forum topic's
     # game and every reply share it): the times of new group messages as read, and until when
     # Telegram said to wait after a 429.
@@ -113,8 +115,8 @@ class Record:
             doc["ll"] = self.later_lang
         if self.previous:
             doc["pv"] = self.previous
-        if self.last and self.game is not None and self.game.phase is Phase.LOBBY:
-            doc["lp"] = [[p, name] for p, name in self.last.items()]
+        if self.previous_seats and self.game is not None and self.game.phase is Phase.LOBBY:
+            doc["lp"] = [[p, name] for p, name in self.previous_seats.items()]
         if self.looking:
             doc["lk"] = [[p, round(at)] for p, at in self.looking.items()]
         if self.pinged:
@@ -123,8 +125,8 @@ class Record:
             doc["op"] = [[p, *(round(at) for at in ats)] for p, ats in self.opened.items()]
         if self.outbox:
             doc["ob"] = [outbox.encode(p) for p in self.outbox]
-        if self.drawn is not None:
-            doc["dh"] = self.drawn
+        if self.retry_hands is not None:
+            doc["dh"] = self.retry_hands
         return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
 
     def read_document(self, text: str) -> None:
@@ -141,19 +143,19 @@ class Record:
         self.reminded = doc.get("rm")
         self.later_lang = doc.get("ll")
         self.previous = doc.get("pv", 0)
-        self.last = dict(doc.get("lp", []))
+        self.previous_seats = dict(doc.get("lp", []))
         self.looking = {p: float(at) for p, at in doc.get("lk", [])}
         self.pinged = {p: float(at) for p, at in doc.get("pg", [])}
         self.opened = {p: [float(at) for at in ats] for p, *ats in doc.get("op", [])}
         self.outbox = [outbox.decode(p) for p in doc.get("ob", ())]
-        self.drawn = doc.get("dh")
+        self.retry_hands = doc.get("dh")
 
     def not_back(self) -> tuple[str, ...]:
         """The names of the people of the last game not seated in this lobby (none after it)."""
         game = self.game
         if game is None or game.phase is not Phase.LOBBY:
             return ()
-        return tuple(name for p, name in self.last.items() if p not in game.ids)
+        return tuple(name for p, name in self.previous_seats.items() if p not in game.ids)
 
     def undelivered(self) -> list[Parcel]:
         """The parcels not yet known to be sent: owed, or still with the write that took them."""
@@ -197,10 +199,10 @@ class Counts:
 
 
 Value = dict[str, Any]  # an attribute's value as DynamoDB types it: {"N": "3"}, {"S": "x"}
+NOTHING: Mapping[str, Value] = MappingProxyType({})
 
 
-@dataclass(frozen=True, slots=True)
-class Test:
+class Test(NamedTuple):
     """One condition on an attribute: equal to a value, absent, present, or of a given size."""
 
     path: str
@@ -208,18 +210,17 @@ class Test:
     value: Value | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
+class Change(NamedTuple):
     """One UpdateItem of the item `key` (`handlers.item` builds them): what it sets, appends,
     adds and takes out, removes, on what conditions. A path is an attribute's name, or
     `map.entry` for an entry of a map attribute."""
 
     key: str
-    set: dict[str, Value] = field(default_factory=dict)
-    fill: dict[str, Value] = field(default_factory=dict)  # set only where absent
-    append: dict[str, Value] = field(default_factory=dict)  # lists: values added at the end
-    add: dict[str, Value] = field(default_factory=dict)  # number sets: values added
-    delete: dict[str, Value] = field(default_factory=dict)  # number sets: values taken out
+    set: Mapping[str, Value] = NOTHING
+    fill: Mapping[str, Value] = NOTHING  # set only where absent
+    append: Mapping[str, Value] = NOTHING  # lists: values added at the end
+    add: Mapping[str, Value] = NOTHING  # number sets: values added
+    delete: Mapping[str, Value] = NOTHING  # number sets: values taken out
     remove: tuple[str, ...] = ()
     when: tuple[Test, ...] = ()  # each must hold, or nothing changes (`Conflict`)
     otherwise: Change | None = None  # written instead when a condition fails, if any

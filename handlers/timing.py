@@ -12,9 +12,19 @@ from __future__ import annotations
 
 import math
 import random
+from typing import Protocol
 
 from engine import Game, Move, Phase, strategy, view
 from handlers.store import Record
+
+
+class Timers(Protocol):
+    """The timer: SQS's delayed messages in Lambda (`handlers.runtime.SqsTimers`)."""
+
+    def schedule(self, chat: int, at: float, now: float, topic: int | None = None) -> None:
+        """Have the timer look at `chat` (its forum `topic`) at `at` seconds, give or take one."""
+        ...
+
 
 COMPUTER_DELAY = (3.0, 5.0)  # seconds before a computer player acts: people shout first
 FINISHED_KEPT = 7 * 24 * 3600  # a finished game's record stays this long, then expires

@@ -21,7 +21,7 @@ from handlers.callbacks import GAME_IDS
 from handlers.dynamo import DynamoStore
 from handlers.item import Kept
 from handlers.outcomes import Decision
-from handlers.service import written
+from handlers.plan import written
 from handlers.store import Record
 from handlers.text import SUPPORTED
 from infra.harness.limits import Limited, item_size
@@ -54,7 +54,7 @@ def game_items(
     """One whole game of `players` people all named `name` (told apart by superscripts, which
     makes every name longer) in a group speaking `lang`, their moves chosen by the computer
     player's strategy (seeded): after each move (the start included), the game and its chat's
-    item as stored. Each move writes the record as the transaction does (`service.written`,
+    item as stored. Each move writes the record as the transaction does (`plan.written`,
     `item.commit`: the table's note, the outbox, the times of the minute's group messages, the
     latest update ids, the timer and the expiry, a writer's token), then its receipt (the
     moments marked sent); the first write's receipt has every message id the bot remembers: the

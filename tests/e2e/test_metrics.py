@@ -6,7 +6,6 @@ dimension names a person or a group."""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import logging
 from collections import Counter
@@ -70,17 +69,15 @@ def captured() -> Iterator[Lines]:
         yield lines
 
 
-def with_metrics(table: Table) -> None:
-    table.rt.settings = dataclasses.replace(table.rt.settings, metrics_namespace=NAMESPACE)
-    # Every button's answer is then a request of the bot's own, counted with the others (the
-    # webhook reply would be performed by Telegram, by the test here).
-    table.rt.app.service.webhook_replies = False
+def metered(seed: int) -> contextlib.AbstractContextManager[Table]:
+    """A bot whose outcome lines carry their metrics. Every button's answer is a request of the
+    bot's own, counted with the others (a webhook reply would be performed by Telegram)."""
+    return running_bot(seed=seed, metrics_namespace=NAMESPACE, webhook_replies=False)
 
 
 def test_a_whole_game_through_the_webhook_and_the_timer_adds_up_in_its_metrics() -> None:
     players = people(3)
-    with running_bot(seed=3) as table, captured() as lines:
-        with_metrics(table)
+    with metered(3) as table, captured() as lines:
         open_and_start(table, players, "/newgame off")
         # A 403: a player's private chat refuses the bot (their /help goes unanswered).
         table.tg.fail_next("sendMessage", players[2].id, error=blocked_by_user())
@@ -96,14 +93,14 @@ def test_a_whole_game_through_the_webhook_and_the_timer_adds_up_in_its_metrics()
         owed = table.record().owed
         assert owed is not None, "a redraw is owed"
         table.clock.advance(owed - table.clock.now + 1.5)
-        table.tick()
+        table.sweep()
         assert table.record().owed is None, "and paid"
 
         finisher = play_to_a_final_play(table, players, Watcher(table, players))
         deadline = table.game().deadline
         assert deadline is not None
         table.clock.advance(deadline - table.clock.now + 2.0)
-        table.tick()  # nobody challenged in time: the final play stands and wins
+        table.sweep()  # nobody challenged in time: the final play stands and wins
         game = table.game()
         assert game.phase is Phase.OVER and game.winner is not None
         assert game.ids[game.winner] == finisher.id
@@ -167,8 +164,7 @@ def test_forged_requests_and_failed_updates_are_counted_with_their_update_ids(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     players = people(2)
-    with running_bot(seed=3) as table, captured() as lines:
-        with_metrics(table)
+    with metered(3) as table, captured() as lines:
         update = table.updates.message(players[0], "/newgame", GROUP)
         assert table.post(update, secret="not-the-secret").status == 401
         (forged,) = lines.docs
@@ -192,8 +188,7 @@ def test_a_write_refused_by_the_version_check_is_counted_once_where_it_happened(
     """The transaction counts its conflicts itself, so that one nested in another (a game
     ended for a removed bot, a moved group) is counted too."""
     players = people(2)
-    with running_bot(seed=3) as table, captured() as lines:
-        with_metrics(table)
+    with metered(3) as table, captured() as lines:
         store = table.rt.store
         apply = store.apply
         refused: list[str] = []

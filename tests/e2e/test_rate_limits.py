@@ -49,8 +49,7 @@ def no_waiting(monkeypatch: pytest.MonkeyPatch) -> Sleeps:
 @contextmanager
 def started(seed: int = 11) -> Iterator[Scene]:
     """Three players, the game dealt."""
-    with running_bot(seed=seed) as table:
-        table.rt.app.service.sleep = Sleeps()
+    with running_bot(seed=seed, sleep=Sleeps()) as table:
         scene = Scene(table, people())
         scene.start()
         yield scene
@@ -85,7 +84,7 @@ def test_table_whose_new_message_meets_a_flood_limit_leaves_the_old_table_its_bu
     with started() as scene:
         table = scene.table
         person = scene.awaited()
-        scene.play(person, {min(scene.hand(person))})
+        scene.press_play(person, {min(scene.hand(person))})
         old = table_message(scene)
         assert kinds(table, old) == {Kind.SHOUT, Kind.VOTE}
         table.tg.fail_next("sendMessage", GROUP, error=too_many_requests(30))
@@ -117,7 +116,7 @@ def test_a_final_play_whose_message_is_lost_leaves_both_buttons_on_the_table() -
             hand = scene.hand(person)
             if len(hand) <= 4:
                 table.tg.fail_next("sendMessage", GROUP, error=too_many_requests(30))
-            scene.play(person, set(sorted(hand)[:4]))
+            scene.press_play(person, set(sorted(hand)[:4]))
         assert table.game().phase is Phase.DECIDE
         assert not any(p["text"].startswith("Final play") for p in group_sends(table))
         assert {Kind.SHOUT, Kind.STAND} <= kinds(table, table_message(scene))
@@ -149,7 +148,7 @@ def test_command_replies_count_against_the_groups_minute_and_go_first() -> None:
         assert table.record().table_msg == record.table_msg
         # A challenge now: its message takes the room kept for the game.
         person = scene.awaited()
-        scene.play(person, {min(scene.hand(person))})
+        scene.press_play(person, {min(scene.hand(person))})
         scene.shout(next(p for p in scene.players if p != person))
         assert table.game().last is None, "the challenge was settled"
         assert len(group_sends(table)) == sent + answered + 1
@@ -169,7 +168,7 @@ def test_rules_spammed_by_a_non_player_leave_the_next_challenge_its_message() ->
             table.say(idler, "/rules")
         sent = len(group_sends(table))
         person = scene.awaited()
-        scene.play(person, {min(scene.hand(person))})
+        scene.press_play(person, {min(scene.hand(person))})
         scene.shout(next(p for p in scene.players if p != person))
         assert len(group_sends(table)) == sent + 1, "the challenge was told in the group"
         assert group_sends(table)[-1]["text"].startswith(t("en", "challenge_title"))
@@ -225,7 +224,7 @@ def test_a_write_whose_answer_was_lost_is_recognised_and_its_moments_announced(
     with started() as scene:
         table = scene.table
         person = scene.awaited()
-        scene.play(person, {min(scene.hand(person))})
+        scene.press_play(person, {min(scene.hand(person))})
         version = table.record().version
         challenges = len([p for p in group_sends(table) if p["text"].startswith("Challenge")])
         scene.client.fail("update_item", answer_lost_then_retried(scene))
@@ -248,7 +247,7 @@ def at_a_final_play(scene: Scene) -> None:
         if table.game().phase is Phase.DECIDE:
             return
         person = scene.awaited()
-        scene.play(person, set(sorted(scene.hand(person))[:4]))
+        scene.press_play(person, set(sorted(scene.hand(person))[:4]))
     raise AssertionError("no final play")
 
 
@@ -327,7 +326,7 @@ def test_screens_a_long_flood_limit_left_stale_are_redrawn_once_by_the_timer() -
             table.tg.fail_next("editMessageText", GROUP, error=too_many_requests(retry_after))
             person = scene.awaited()
             table.tg.fail_next("editMessageText", person.id, error=too_many_requests(retry_after))
-            scene.play(person, {min(scene.hand(person))})
+            scene.press_play(person, {min(scene.hand(person))})
         assert not screens_converged(scene)
         record = table.record()
         owed = record.owed
@@ -337,11 +336,11 @@ def test_screens_a_long_flood_limit_left_stale_are_redrawn_once_by_the_timer() -
         assert any(abs(at - owed) < 0.01 for at in timers), "an SQS timer too"
         version, calls = record.version, len(table.tg.calls())
         table.clock.advance(29)
-        table.tick()
+        table.sweep()
         assert table.record().version == version, "not before Telegram's wait"
         table.clock.advance(1.5)
-        table.tick()
-        table.tick()  # the SQS timer and the sweep both fire: one redraw
+        table.sweep()
+        table.sweep()  # the SQS timer and the sweep both fire: one redraw
         after = table.record()
         assert after.owed is None and after.version == version + 1
         assert after.next_look is not None and after.next_look > table.clock.now, (
@@ -363,7 +362,7 @@ def test_an_end_whose_table_edit_met_a_flood_limit_is_redrawn_without_buttons() 
         assert table.record().owed is not None
         table.tg.remove_rule(flood)
         table.clock.advance(41)
-        table.tick()
+        table.sweep()
         assert kinds(table, table_message(scene)) == set()
         assert scene.table_screen() == scene.current_table()
         record = table.record()
@@ -386,15 +385,15 @@ def test_an_end_given_up_on_a_429_is_sent_once_telegrams_wait_is_over() -> None:
         # Within the wait, a command's reply does not go in, nor does the end.
         table.clock.advance(10)
         table.say(scene.players[1], "/rules")
-        table.tick()
+        table.sweep()
         assert ends() == []
         table.clock.advance(20)
-        table.tick()
+        table.sweep()
         assert len(ends()) == 1, "sent when Telegram's wait is over"
         assert table.record().undelivered() == []
         for _ in range(3):
             table.clock.advance(30)
-            table.tick()
+            table.sweep()
             table.say(scene.players[1], "/rules")
         assert len(ends()) == 1, "and never again"
 
@@ -408,7 +407,7 @@ def lie(scene: Scene) -> bool:
     person = scene.awaited()
     rank = scene.table.game().rank
     lies = sorted(c for c in scene.hand(person) if rank_of(c) != rank)
-    scene.play(person, {lies[0] if lies else min(scene.hand(person))})
+    scene.press_play(person, {lies[0] if lies else min(scene.hand(person))})
     scene.table.clock.advance(1)
     return bool(lies)
 
@@ -478,7 +477,7 @@ def test_a_challenge_made_after_a_long_wait_is_announced_whatever_came_before() 
         told = outbox.screen(newest, record.game, record.place, record.lang, table.clock.now)
         for _ in range(12):  # the timer, for a few minutes
             table.clock.advance(31)
-            table.tick()
+            table.sweep()
         assert told.text in challenge_texts(table), "the newest challenge was announced"
         assert table.record().undelivered() == [], "nothing is owed any more"
         assert table.tg.max_messages_per_minute(GROUP) <= GROUP_SENDS_PER_MINUTE
@@ -518,10 +517,10 @@ def test_a_backlog_of_hundreds_of_moments_stays_within_dynamodbs_limits() -> Non
             },
         )
         person = scene.awaited()
-        scene.play(person, {min(scene.hand(person))})
+        scene.press_play(person, {min(scene.hand(person))})
         for _ in range(20):  # the timer, for ten minutes
             table.clock.advance(31)
-            table.tick()
+            table.sweep()
         told = challenge_texts(table)
         assert told, "the backlog is told, what of it the minutes allow"
         assert len(told) == len(set(told)), "no challenge is told twice"
@@ -545,10 +544,10 @@ def test_a_new_games_first_table_waits_out_telegrams_wait_like_any_message() -> 
         assert len(group_sends(table)) == sends, "nothing new goes in while Telegram waits"
         assert table.record().table_msg is None
         table.clock.advance(10)
-        table.tick()
+        table.sweep()
         assert table.record().table_msg is None, "not before the wait is over"
         table.clock.advance(21)
-        table.tick()
+        table.sweep()
         assert table.record().table_msg is not None, "the table, once Telegram's wait is over"
         assert group_sends(table)[-1]["text"] == table.table_message().text
 

@@ -96,7 +96,7 @@ def test_timers_name_the_topic_and_fire_on_its_game() -> None:
             due = forum.record(topic).next_look
             assert due is not None
             table.clock.advance(max(0.0, due - table.clock.now) + 0.01)
-            table.tick()
+            table.sweep()
         game = forum.record(topic).game
         assert game is not None and game.plays >= 1, "the computer played in the topic's game"
         assert all(
@@ -147,7 +147,7 @@ def test_a_topic_deleted_while_a_game_runs_ends_it_at_the_first_refusal_without_
         for person in (ANN, BOB, CHLOE):
             assert forum.hand(person, topic).text.endswith("Game stopped — no winner.")  # type: ignore[union-attr]
         table.clock.advance(3600)
-        table.tick()
+        table.sweep()
         assert forum.tg.calls(chat_id=GROUP)[calls:] == [], "nothing more is tried there"
 
 
@@ -248,7 +248,7 @@ def test_a_forum_flooded_with_rules_loses_no_games_challenge_nor_end() -> None:
         flood_end = table.clock.now
         while table.clock.now <= flood_end + 62:
             table.clock.advance(1)
-            table.tick()
+            table.sweep()
         sent = [c for c in forum.tg.calls("sendMessage", chat_id=GROUP) if c.ok]
         for topic in topics:
             texts = [

@@ -46,7 +46,7 @@ def test_the_person_whose_turn_comes_is_told_once_and_keeps_one_hand_with_button
             assert sent_to(table, mover) == mover_before  # the mover is told nothing
             # A /table in the group, or the timer, tells them nothing more that turn.
             table.say(mover, "/table")
-            table.tick()
+            table.sweep()
             assert sent_to(table, nxt) == [*before, ping]
 
 

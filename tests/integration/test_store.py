@@ -164,10 +164,10 @@ def test_the_last_game_its_people_and_who_pressed_lately_are_read_back(store: St
     record = a_record()
     lobby = open_table(1, 0.0)
     record.game, record.previous = lobby, 36**8 + 5
-    record.last, record.looking = {1: "Ann", 2: "Bob"}, {2: 100.0}
+    record.previous_seats, record.looking = {1: "Ann", 2: "Bob"}, {2: 100.0}
     save(store, record, new_game=True)
     again = store.load(CHAT)
-    assert (again.previous, again.last, again.looking) == (
+    assert (again.previous, again.previous_seats, again.looking) == (
         36**8 + 5,
         {1: "Ann", 2: "Bob"},
         {2: 100.0},
@@ -178,7 +178,7 @@ def test_the_last_game_its_people_and_who_pressed_lately_are_read_back(store: St
     again.game, _ = apply(again.game, Start(1, 3), 0.0)
     save(store, again)
     started = store.load(CHAT)
-    assert (started.last, started.not_back(), started.previous) == ({}, (), 36**8 + 5)
+    assert (started.previous_seats, started.not_back(), started.previous) == ({}, (), 36**8 + 5)
 
 
 # An item as the bot wrote it before French: a group reading Arabic, Bob's hand in English.

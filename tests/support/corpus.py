@@ -89,7 +89,7 @@ class Scene:
         self.table = table
         self.players = players
         self.revealed: set[str] = set()  # turned over by a challenge: public from then on
-        store = table.rt.store
+        store = table.c.store.inner
         assert isinstance(store, DynamoStore)
         self.client = Client(store.client)
         store.client = self.client  # every DynamoDB call is seen, and can be made to fail
@@ -126,8 +126,10 @@ class Scene:
         assert message is not None, f"{person.name} has no hand message"
         return message
 
-    def play(self, person: Person, cards: set[int]) -> Reply:
-        """Press Play in the person's private hand message, with `cards` selected."""
+    def press_play(self, person: Person, cards: set[int]) -> Reply:
+        """Press a Play button carrying `cards` in the person's private hand message, as it
+        would read with them selected, without selecting them first (`Driver.play` ticks them
+        one by one)."""
         data = self.play_data(person, cards)
         return self.table.press(person, person.id, self.hand_message_id(person), data)
 

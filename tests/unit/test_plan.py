@@ -8,8 +8,8 @@ import copy
 from engine import Join, Start, apply, open_table
 from handlers import item, plan
 from handlers.outcomes import Decision
+from handlers.plan import written
 from handlers.screens import Screen, Send
-from handlers.service import written
 from handlers.store import Record
 
 T0 = 1_764_400_000.0
@@ -38,10 +38,14 @@ def test_a_plan_changes_neither_the_record_nor_the_decision() -> None:
     assert planned.write and planned.changes
     # What the write stores, the plan holds: the sends of the minute, the hands it drew.
     assert planned.spent == (T0 + 1,), "the reply counts in the group's budget"
-    assert planned.drawn == 0b11, "both hands are drawn: a retry draws them again"
+    assert planned.retry_hands == 0b11, "both hands are drawn: a retry draws them again"
     write = written(record, decision, planned, T0 + 1, 912, "w.1", 86400.0)
     kept = write.record
-    assert (kept.note, kept.drawn, kept.outbox) == (planned.note, 0b11, list(planned.packed.outbox))
+    assert (kept.note, kept.retry_hands, kept.outbox) == (
+        planned.note,
+        0b11,
+        list(planned.packed.outbox),
+    )
     assert record == record_then, "the record as written is a new value"
     (change,) = item.commit(write)
     assert change.set["gs"] == item.times([T0 - 10, T0 + 1]), "the times out of the minute go"
