@@ -74,13 +74,15 @@ class Writer:
     def __init__(
         self,
         store: Store,
+        *,
         clock: Callable[[], float],
         rng: random.Random,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         idle_expiry: float = 86400.0,
+        webhook_replies: bool = True,
     ) -> None:
         self.store, self.clock, self.rng, self.sleep = store, clock, rng, sleep
-        self.idle_expiry = idle_expiry
+        self.idle_expiry, self.webhook_replies = idle_expiry, webhook_replies
         self._token = secrets.token_hex(5)
         self._writes = itertools.count()
 
@@ -126,6 +128,7 @@ class Writer:
                 mine=mine,
                 duplicate=duplicate,
                 query=work.query,
+                webhook=self.webhook_replies,
             )
             if not planned.write:
                 # A reply in a chat the bot never played in: only its time, in the budget.
@@ -151,9 +154,15 @@ class Writer:
 
     def _committed(self, attempt: Attempt) -> Attempt:
         """After the commit (at once, or found landed after a lost answer): the writes beside
-        it."""
+        it, and the games it opened, started or ended counted."""
         for change in attempt.after:
             self.apply(change)
+        decision = attempt.decision
+        if attempt.plan.changes:
+            events, closed = decision.events, decision.chat_closed
+            metrics.game_events(
+                attempt.record.game, events, new_game=decision.new_game, removed=closed
+            )
         return attempt
 
     def _next_writer(self) -> str:

@@ -21,7 +21,7 @@ from telegram import CallbackQuery
 
 from engine import Game, Phase
 from engine import events as ev
-from handlers import announcements, outbox, render, timing
+from handlers import announcements, outbox, render, telegram_io, timing
 from handlers.item import SEND_WINDOW, Write
 from handlers.outbox import Packed, Parcel
 from handlers.outcomes import Decision, Result
@@ -53,7 +53,9 @@ class Plan(NamedTuple):
     """What one attempt at an action owes: its requests, and what its write stores."""
 
     requests: tuple[Request, ...] = ()
-    answer: Answer | None = None  # the button's answer: the webhook's reply, or a request
+    # The button's answer, as the webhook's reply (Telegram performs it: no request of ours);
+    # or, when there is no webhook (long polling), first among the requests.
+    webhook_reply: dict[str, object] | None = None
     write: bool = False  # whether the record is written (on the version read)
     # Whether the write changes what the game's screens show: a decision written, or moments
     # owed the group (these go out with the table drawn anew).
@@ -87,12 +89,13 @@ def of(
     mine: Set[int] = frozenset(),
     duplicate: bool = False,
     query: CallbackQuery | None = None,
+    webhook: bool = True,
 ) -> Plan:
     """The plan of `decision`, taken on `record` (as the act left it; the game was `before`).
 
     `update_id` and `mine` say which owed moments are this update's to send (`outbox.pack`);
     `duplicate`: the update was applied already, and only redraws; `query`: the press to
-    answer."""
+    answer, on the webhook's response (`webhook`) or by a request."""
     if decision.new_game:
         # A new game has no messages yet: planned as its write will leave the record.
         record = record.forgotten()
@@ -150,20 +153,19 @@ def of(
     )
     if told is not None:
         pinged[told] = now
-    answer = None
-    if query is not None:
-        if decision.refusal and query.message is not None and query.message.chat.id > 0:
-            # A refused press in a private chat may come from a stale hand: redraw it.
-            drawn_now = hand_screens(record, {query.from_user.id}, now)
-            requests += hand_requests(record, drawn_now)
-        answer = Answer(query.id, decision.refusal or decision.answer, decision.link)
+    private = query is not None and query.message is not None and query.message.chat.id > 0
+    if query is not None and decision.refusal and private:
+        # A refused press in a private chat may come from a stale hand: redraw it.
+        drawn_now = hand_screens(record, {query.from_user.id}, now)
+        requests += hand_requests(record, drawn_now)
+    answered, webhook_reply = _answered(requests, decision, query, webhook)
     final = None
     if record.game is not None and record.game.phase is not Phase.OVER:
         # The latest moment sent with buttons (Liar!, Let it stand): they go once it is settled.
         final = next((p.stamp for p in reversed(packed.taken) if _asks(p)), None)
     return Plan(
-        tuple(requests),
-        answer,
+        answered,
+        webhook_reply,
         write=write,
         changes=changes,
         packed=packed,
@@ -229,13 +231,25 @@ def written(  # noqa: PLR0917 - the transaction's one call, and the item benchma
     )
 
 
-def without_record(decision: Decision, query: CallbackQuery | None) -> Plan:
+def without_record(
+    decision: Decision, query: CallbackQuery | None, *, webhook: bool = True
+) -> Plan:
     """The plan of an act decided without a record: its requests and the button's answer,
     nothing written (a card toggle, a button's answer, a fixed reply in private)."""
-    answer = None
-    if query is not None:
-        answer = Answer(query.id, decision.refusal or decision.answer, decision.link)
-    return Plan(tuple(decision.extra), answer)
+    return Plan(*_answered(list(decision.extra), decision, query, webhook))
+
+
+def _answered(
+    requests: list[Request], decision: Decision, query: CallbackQuery | None, webhook: bool
+) -> tuple[tuple[Request, ...], dict[str, object] | None]:
+    """The requests with the press's answer (`query`), and the webhook's reply that carries it
+    when there is a webhook (`webhook`): else the answer is the first request."""
+    if query is None:
+        return tuple(requests), None
+    answer = Answer(query.id, decision.refusal or decision.answer, decision.link)
+    if webhook:
+        return tuple(requests), telegram_io.webhook_reply(answer)
+    return (answer, *requests), None
 
 
 def _asks(parcel: Parcel) -> bool:

@@ -59,7 +59,14 @@ class Service:
         self.idle_expiry = idle_expiry
         # Through a webhook, a button's answer rides on the HTTP response: no extra request.
         self.webhook_replies = webhook_replies
-        self.writer = Writer(store, clock, self.rng, sleep, idle_expiry)
+        self.writer = Writer(
+            store,
+            clock=clock,
+            rng=self.rng,
+            sleep=sleep,
+            idle_expiry=idle_expiry,
+            webhook_replies=webhook_replies,
+        )
 
     async def transact(
         self,
@@ -107,7 +114,8 @@ class Service:
         if isinstance(work.act, Recordless):
             record = Record(work.chat, work.topic)
             decision = work.act.decide(record, self.clock())
-            attempt = Attempt(record, decision, plan.without_record(decision, work.query), None)
+            planned = plan.without_record(decision, work.query, webhook=self.webhook_replies)
+            attempt = Attempt(record, decision, planned, None)
         else:
             attempt = await self.writer.commit(outcome, work)
             if outcome.conflicts:
@@ -115,15 +123,8 @@ class Service:
         record, decision, planned = attempt.record, attempt.decision, attempt.plan
         outcome.result, outcome.reason = decision.result, decision.reason
         outcome.next_look = record.next_look
-        if planned.changes:
-            events, closed = decision.events, decision.chat_closed
-            metrics.game_events(record.game, events, new_game=decision.new_game, removed=closed)
-        requests = list(planned.requests)
-        if planned.answer is not None and self.webhook_replies:
-            outcome.webhook_reply = telegram_io.webhook_reply(planned.answer)
-        elif planned.answer is not None:
-            requests.insert(0, planned.answer)
-        delivery = await telegram_io.deliver(self.bot, requests)
+        outcome.webhook_reply = planned.webhook_reply
+        delivery = await telegram_io.deliver(self.bot, planned.requests)
         outcome.telegram_requests = delivery.requests
         now = self.clock()
         taught = learned(record, decision, planned, delivery, now)

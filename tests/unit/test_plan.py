@@ -58,5 +58,5 @@ def test_a_plan_changes_neither_the_record_nor_the_decision() -> None:
 def test_an_act_without_a_record_plans_its_requests_and_nothing_to_store() -> None:
     reply = Send(7, Screen("help"))
     planned = plan.without_record(Decision(extra=[reply]), None)
-    assert planned.requests == (reply,) and planned.answer is None
+    assert planned.requests == (reply,) and planned.webhook_reply is None
     assert not planned.write and planned.spent == () and planned.packed.taken == ()
