@@ -56,12 +56,17 @@ def refused(operation: str, message: str) -> ClientError:
 
 
 class Limited:
-    """A boto3 DynamoDB client, with DynamoDB's limits on expressions and items enforced before
-    (and, for an update's result, after) the call; every other attribute is the client's."""
+    """A boto3 DynamoDB client, with DynamoDB's limits on expressions and items enforced; every
+    other attribute is the client's.
+
+    An item's size is not asked for at every write (moto serialising every item back costs as
+    much as the write): each item read or written through here keeps a bound of its size (its
+    size as read, plus at most what each update since can add), and only an update that could
+    take it past 400 KB reads it first, and again after, to put it back and refuse."""
 
     def __init__(self, client: Any) -> None:
         self.client = client
-        self._sizes: dict[str, int] = {}  # an item's size after the last write through here
+        self._bounds: dict[str, int] = {}  # the pk -> at most this many bytes
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.client, name)
@@ -69,21 +74,29 @@ class Limited:
     def update_item(self, **kwargs: Any) -> Any:
         check_update(kwargs)
         where = {"TableName": kwargs["TableName"], "Key": kwargs["Key"]}
-        key = repr(sorted(kwargs["Key"].items()))
-        old = None
-        if self._sizes.get(key, MAX_ITEM) + _growth(kwargs) > MAX_ITEM:
-            # It might outgrow DynamoDB's limit: kept, to be put back if it does.
-            old = self.client.get_item(**where, ConsistentRead=True).get("Item")
-        asked = kwargs.get("ReturnValues")
-        answer = self.client.update_item(**{**kwargs, "ReturnValues": "ALL_NEW"})
-        size = item_size(answer.get("Attributes", {}))
+        key = _pk(kwargs["Key"])
+        bound = self._bounds.get(key)
+        if bound is None:
+            bound = self._read(where)
+        growth = _growth(kwargs)
+        if bound + growth <= MAX_ITEM:
+            try:
+                answer = self.client.update_item(**kwargs)
+            except ClientError:
+                # Refused, as a conflict is: another client wrote it, by an unknown size.
+                self._bounds.pop(key, None)
+                raise
+            self._bounds[key] = bound + growth
+            return answer
+        # It might outgrow DynamoDB's limit: kept, to be put back if it does.
+        old = self.client.get_item(**where, ConsistentRead=True).get("Item")
+        answer = self.client.update_item(**kwargs)
+        size = self._read(where)
         if size > MAX_ITEM:
             if old is not None:
                 self.client.put_item(TableName=kwargs["TableName"], Item=old)
+            self._bounds.pop(key, None)
             raise too_big("UpdateItem", size)
-        self._sizes[key] = size
-        if asked != "ALL_NEW":
-            answer = {k: v for k, v in answer.items() if k != "Attributes"}
         return answer
 
     def put_item(self, **kwargs: Any) -> Any:
@@ -91,12 +104,22 @@ class Limited:
         size = item_size(kwargs["Item"])
         if size > MAX_ITEM:
             raise too_big("PutItem", size)
-        self._sizes[repr(sorted((k, v) for k, v in kwargs["Item"].items() if k == "pk"))] = size
-        return self.client.put_item(**kwargs)
+        answer = self.client.put_item(**kwargs)
+        self._bounds[_pk(kwargs["Item"])] = size
+        return answer
 
     def get_item(self, **kwargs: Any) -> Any:
         _check_expressions("GetItem", kwargs)
-        return self.client.get_item(**kwargs)
+        answer = self.client.get_item(**kwargs)
+        self._bounds[_pk(kwargs["Key"])] = item_size(answer.get("Item", {}))
+        return answer
+
+    def batch_get_item(self, **kwargs: Any) -> Any:
+        answer = self.client.batch_get_item(**kwargs)
+        for items in answer.get("Responses", {}).values():
+            for found in items:
+                self._bounds[_pk(found)] = item_size(found)
+        return answer
 
     def query(self, **kwargs: Any) -> Any:
         _check_expressions("Query", kwargs)
@@ -108,7 +131,17 @@ class Limited:
 
     def delete_item(self, **kwargs: Any) -> Any:
         _check_expressions("DeleteItem", kwargs)
+        self._bounds.pop(_pk(kwargs["Key"]), None)
         return self.client.delete_item(**kwargs)
+
+    def _read(self, where: dict[str, Any]) -> int:
+        """The item's size now, read (0: no item)."""
+        self.get_item(**where, ConsistentRead=True)
+        return self._bounds[_pk(where["Key"])]
+
+
+def _pk(item: dict[str, Any]) -> str:
+    return str(item["pk"]["S"])
 
 
 def check_update(kwargs: dict[str, Any]) -> None:
