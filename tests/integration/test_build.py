@@ -87,7 +87,8 @@ webhook = handlers.webhook.lambda_handler(
 timer = handlers.timer.lambda_handler({"Records": []}, None)
 
 # The custom resource, deleted: SSM cannot be reached (a closed port), yet CloudFormation gets
-# its answer, PUT to this stand-in for the pre-signed URL.
+# its answer, PUT to this stand-in for S3's pre-signed URL (the function answers only S3's hosts).
+import urllib.request
 answers = []
 
 class ResponseUrl(BaseHTTPRequestHandler):
@@ -106,10 +107,18 @@ class Context:
 
 server = HTTPServer(("127.0.0.1", 0), ResponseUrl)
 threading.Thread(target=server.handle_request, daemon=True).start()
+S3 = "https://cloudformation-custom-resource-response-useast1.s3.amazonaws.com"
+urlopen = urllib.request.urlopen
+
+def to_stand_in(request, timeout):
+    local = request.full_url.replace(S3, f"http://127.0.0.1:{server.server_address[1]}")
+    return urlopen(urllib.request.Request(local, request.data, method="PUT"), timeout=timeout)
+
+urllib.request.urlopen = to_stand_in
 handlers.custom_resource.lambda_handler(
     {
         "RequestType": "Delete",
-        "ResponseURL": f"http://127.0.0.1:{server.server_address[1]}/response",
+        "ResponseURL": f"{S3}/response?X-Amz-Signature=abc",
         "StackId": "arn:aws:cloudformation:us-east-1:123456789012:stack/menteur/1",
         "RequestId": "request-1",
         "LogicalResourceId": "TelegramRegistration",
@@ -157,6 +166,7 @@ LAMBDA_ENV = {
     "TELEGRAM_BOT_TOKEN": "123456:artifact-test-token",
     "TELEGRAM_WEBHOOK_SECRET": "artifact-test-secret",
     "TELEGRAM_API_BASE_URL": "http://127.0.0.1:9/bot",
+    "WEBHOOK_URL": "https://example.execute-api.us-east-1.amazonaws.com/webhook",
     "PTB_TIMEDELTA": "true",
     "LOG_LEVEL": "WARNING",
 }
