@@ -76,6 +76,7 @@ def _tick(rt: Runtime, chat: int, at: float | None = None, topic: int | None = N
             figures=figures,
             handler_ms=handler_ms,
             now=rt.app.service.clock(),
+            detailed=rt.settings.metrics_detailed,
         )
     failed = fields["outcome"] == "error"
     OUTCOMES.log(logging.WARNING if failed else logging.INFO, json.dumps(line))

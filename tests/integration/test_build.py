@@ -315,17 +315,37 @@ def test_every_handler_imports_and_runs_from_the_artifact_alone(artifact: Path) 
 
 def test_sam_builds_in_the_project_folder_one_function_at_a_time() -> None:
     """`sam build` copied the whole folder, the 400+ MB .venv included, once per function
-    before running the Makefile, where building in place copies nothing. samconfig.toml
-    makes building in place the default; the three builds run pip in the same folder, so one
-    after the other."""
-    config = tomllib.loads((ROOT / "samconfig.toml").read_text())
-    build = config["default"]["build"]["parameters"]
-    assert build["build_in_source"] is True
-    assert not build.get("parallel", False)
+    before running the Makefile, where building in place copies nothing. Every `sam build` the
+    docs give says so (`--build-in-source`), and not `--parallel`: the three builds run pip in
+    the same folder, so one after the other. The flag is on the command, not in
+    samconfig.toml: that file is the deployer's own (`sam deploy --guided` writes their answers
+    there), kept out of git so that a pull never meets it."""
+    builds = [
+        line
+        for page in (ROOT / "README.md", *(ROOT / "docs").glob("*.md"))
+        for line in page.read_text(encoding="utf-8").splitlines()
+        if "sam build" in line and line.lstrip().startswith("sam build")
+    ]
+    assert len(builds) >= 4, builds  # the first deployment, updating, the two rotations
+    for line in builds:
+        assert line.lstrip().startswith("sam build --build-in-source"), line
+        assert "--parallel" not in line, line
+    assert "samconfig.toml" in (ROOT / ".gitignore").read_text().splitlines()
+    assert not (ROOT / "samconfig.toml").exists() or not tracked("samconfig.toml")
     rule = re.search(r"^build-WebhookFunction[^\n]*:\n((?:\t[^\n]*\n)+)", makefile_text(), re.M)
     assert rule is not None, "the functions' rule is gone from the Makefile"
     steps = rule[1].split("\n\t")
     assert steps[0].strip() == "rm -rf build", "setuptools' leftovers go before pip runs"
+
+
+def tracked(path: str) -> bool:
+    done = subprocess.run(
+        ["git", "ls-files", "--error-unmatch", path],
+        cwd=ROOT,
+        capture_output=True,
+        check=False,
+    )
+    return done.returncode == 0
 
 
 def makefile_text() -> str:
