@@ -52,7 +52,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeGuard, TypeVar
 
 import telegram
 from telegram.error import InvalidToken, TelegramError
@@ -120,7 +120,6 @@ def handle(
         # Never the URL itself in the log: a real one lets anyone answer for the stack.
         LOGGER.error("the request has no https ResponseURL on S3: refused, nothing done")
         return None
-    assert isinstance(url, str)
     kind = str(event.get("RequestType", ""))
     properties = event.get("ResourceProperties")
     if not isinstance(properties, Mapping):
@@ -153,7 +152,7 @@ def handle(
     return response
 
 
-def is_response_url(url: object) -> bool:
+def is_response_url(url: object) -> TypeGuard[str]:
     """Whether `url` can be CloudFormation's pre-signed ResponseURL: https, on one of S3's
     hosts, with no user name, password or port of its own."""
     if not isinstance(url, str):
