@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from engine import Code, Event
+from handlers import logs
 from handlers.screens import Request
 from handlers.store import Record
 
@@ -121,7 +122,7 @@ class Outcome:
     def log(self, update_id: int | None, started: float) -> dict[str, Any]:
         return {
             "update": update_id,
-            "chat": self.chat,
+            "chat": logs.chat(self.chat),
             **({} if self.topic is None else {"topic": self.topic}),
             "kind": self.via.value,
             "action": self.action,

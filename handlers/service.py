@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import telegram
 from telegram import CallbackQuery
 
-from handlers import metrics, outbox, telegram_io, timing
+from handlers import logs, metrics, outbox, telegram_io, timing
 from handlers import plan as planning
 from handlers.acts import Abandon, Redraw
 from handlers.outbox import Parcel
@@ -212,7 +212,7 @@ class Service:
                 continue
             self._committed(record, decision, plan, previous_look, update_id)
             return record, decision, plan
-        raise Busy(f"chat {chat}: {MAX_ATTEMPTS} conflicting writes in a row")
+        raise Busy(f"chat {logs.chat(chat)}: {MAX_ATTEMPTS} conflicting writes in a row")
 
     def _committed(
         self,
