@@ -27,6 +27,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, Self
 
+from botocore.exceptions import BotoCoreError, ClientError
 from telegram.error import Conflict, InvalidToken, NetworkError, TelegramError
 from telegram.warnings import PTBUserWarning
 
@@ -35,7 +36,7 @@ from handlers import questions, registration, telegram_io, timer, timing, webhoo
 from handlers.config import Settings
 from handlers.dynamo import DynamoStore
 from handlers.runtime import Runtime
-from infra.dynalite import REGION, Dynalite
+from infra.dynalite import REGION, Dynalite, DynaliteError
 from infra.table import create_table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -149,7 +150,10 @@ class LocalBot:
             client = self.dynalite.client(
                 retries={"max_attempts": 2, "mode": "standard"}, connect_timeout=2, read_timeout=10
             )
-            create_table(client, self.settings.table_name)
+            try:
+                create_table(client, self.settings.table_name)
+            except (BotoCoreError, ClientError) as error:  # its first request: one line, no trace
+                raise DynaliteError(f"dynalite did not answer: {error}") from error
             store = DynamoStore(client, self.settings.table_name)
             self._runtime = Runtime(self.settings, store=store, clock=self.clock)
         except BaseException:
