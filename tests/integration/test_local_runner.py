@@ -37,7 +37,15 @@ from infra.fake_telegram import FakeTelegram
 from infra.harness import Clock, Person
 from infra.harness.updates import Updates
 from infra.runner import OFFLINE_TABLE, Interrupts, LocalBot, Poller, serve
-from infra.terminal import ACTION_KEYS, GROUP, PERSON, OfflineTable, plain_text, run_terminal
+from infra.terminal import (
+    ACTION_KEYS,
+    GROUP,
+    PERSON,
+    OfflineTable,
+    cells,
+    plain_text,
+    run_terminal,
+)
 from tests.support import vt
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -252,6 +260,22 @@ def test_r20_the_runner_deals_a_game_without_a_clock_when_asked_and_says_so(
         assert game.acted == clock.now, "an idle end counts from the resume"
         table.step()
         assert table.game_running(), "not ended as idle by the first tick"
+    # --new deals the game asked for, and says so: no "Ann stopped the game" as if typed.
+    with offline(data, clock, players=8, new=True) as table:
+        screen = flat(table.screen())
+        assert "The saved game was stopped, as --new asks: here is a new one." in screen
+        assert "stopped the game" not in screen
+        # Eight at the table, on 80 × 24: the table, the hand and the clock fit, the rest gives
+        # way (the prompt takes the last line).
+        rows = table.lines(80, 23)
+        assert len(rows) <= 23 and max(map(cells, rows)) <= 80
+        assert rows[0].startswith("  Menteur · 8 players · turn clock 90 s")
+        assert sum("cards · bullets" in row for row in rows) == 8
+        assert any(row.startswith("  Your hand · ") for row in rows)
+        game = table.record().game
+        assert game is not None
+        if game.awaited == PERSON:
+            assert any("to play, or the table plays for you." in row for row in rows)
 
 
 def moved(table: OfflineTable, game: Game) -> Callable[[], bool]:
