@@ -1033,6 +1033,9 @@ class Keyboard:
 
             fd = self.stream.fileno()
             self._saved = termios.tcgetattr(fd)
+            # A runner killed outright (kill -9) left the terminal as it had set it: it is
+            # given back as a shell wants it, lines echoed and edited.
+            self._saved[3] |= termios.ECHO | termios.ICANON
             tty.setcbreak(fd)
         return self
 

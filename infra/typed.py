@@ -5,8 +5,9 @@ something, so a typo changes nothing and is answered with what would have worked
 
     10  7  7h  7♥  R♥  K♥  as      a card by what it is: a rank, then a suit if you like
     #3                             the third card of your hand, as the screen shows it
-    play  liar  stand  end         the buttons of the game (p, l, s, e for short)
-    join  start  leave  b1 ...     the other buttons, by the word shown beside them
+    p  l  s  e                     the moves' buttons, by the keys shown beside them (or
+                                   their words: play, liar, stand, end)
+    b1 ...  join  start  leave     the other buttons
     new (n)  help (h, ?)  quit (q)
 
 A rank alone takes a card of that rank not yet chosen; "7 7" takes two sevens. The ranks
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 
 from engine import RANKS, SUITS, parse_card, rank_of, suit_of
 
-# The words of the game's buttons, by the word the screen shows beside each; then their short forms.
+# The words that press the game's buttons; then the keys and short forms that read as words.
 ACTION_WORDS = ("play", "liar", "stand", "end", "join", "start", "leave")
 TABLE_WORDS = ("new", "help", "quit")
 ALIASES = {
