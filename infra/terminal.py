@@ -289,17 +289,19 @@ class OfflineTable:
         self._reclaim_message_ids(record)
         game = record.game
         running = game is not None and game.phase is not Phase.OVER
-        if self.local.dynalite.stopped_orphan is not None:
-            self.note(self.words("term_store_stopped"))
-        if (
+        resumed = (
             game is not None
             and game.phase in (Phase.PLAY, Phase.DECIDE)
             and PERSON in game.ids
             and not self.new
-        ):
-            # The saved game speaks its own language; options that ask for another are
-            # answered in it.
-            self.players, self.lang = len(game.ids), record.lang
+        )
+        # A saved game speaks its own language, options that ask for another answered in it;
+        # a new one, the language asked for, or else the group's, as the bot keeps it.
+        self.lang = record.lang if resumed else self.asked[1] or record.lang
+        if self.local.dynalite.stopped_orphan is not None:
+            self.note(self.words("term_store_stopped"))
+        if game is not None and resumed:
+            self.players = len(game.ids)
             self.local.resume(GROUP)  # the time the runner was off was nobody's to play
             saved = (len(game.ids), record.lang, game.clock)
             key = "term_resumed_afresh" if game.clock else "term_resumed"
@@ -312,7 +314,6 @@ class OfflineTable:
             self._dealt()
             self.welcome = self._welcome()[-1:]  # back at a table already seen: its clock
             return
-        self.lang = self.asked[1] or record.lang  # the group's, as the bot keeps it
         if running:
             self.type("/stop")
             stopped = self.record().game

@@ -681,10 +681,12 @@ def test_a_runner_killed_outright_leaves_its_store_which_the_next_start_stops_an
         process.wait(timeout=10)
     try:
         assert Dynalite._serves(orphan, data.resolve()), "its store lives on"
-        with runner(args, base_env()) as (process, output):
+        # Started again with another language asked for: all it says is in the game's.
+        with runner([*args, "--lang", "fr"], base_env()) as (process, output):
             wait_for(lambda: "Resumed the saved game" in flat("".join(output)))
             text = flat("".join(output))
             assert "The local store a runner left running when it died was stopped first" in text
+            assert "You asked for Français: add --new" in text
             assert "Traceback" not in text and "Error" not in text
             ctrl_c(process, output, "The game is saved")
         assert not Dynalite._serves(orphan, data.resolve())
