@@ -655,23 +655,12 @@ def base_env() -> dict[str, str]:
 
 
 @pytest.mark.skipif(os.name != "posix", reason="process groups")
-def test_ctrl_c_stops_the_offline_table_and_all_it_started(tmp_path: Path) -> None:
-    args = ["--players", "3", "--data", str(tmp_path / "dynalite")]
-    with runner(args, base_env()) as (process, output):
-        wait_for(lambda: "Your hand" in "".join(output))
-        assert process.stdin is not None
-        process.stdin.write("/table\n")
-        process.stdin.flush()
-        ctrl_c(process, output, "The game is saved: python3 infra/dev.py play resumes it")
-    assert (tmp_path / "offline.log").exists()
-
-
-@pytest.mark.skipif(os.name != "posix", reason="process groups")
 def test_a_runner_killed_outright_leaves_its_store_which_the_next_start_stops_and_resumes(
     tmp_path: Path,
 ) -> None:
     """kill -9 (or a closed pipe) gives the runner no chance to stop dynalite: the next start
-    finds it still serving the folder, stops it, and resumes the saved game, in one line."""
+    finds it still serving the folder, stops it, and resumes the saved game, in one line. Ctrl-C
+    then stops it and all it started, saying the game is kept."""
     data = tmp_path / "dynalite"
     args = ["--players", "2", "--data", str(data)]
     with runner(args, base_env()) as (process, output):
@@ -688,7 +677,11 @@ def test_a_runner_killed_outright_leaves_its_store_which_the_next_start_stops_an
             assert "The local store a runner left running when it died was stopped first" in text
             assert "You asked for Français: add --new" in text
             assert "Traceback" not in text and "Error" not in text
-            ctrl_c(process, output, "The game is saved")
+            assert process.stdin is not None
+            process.stdin.write("/table\n")
+            process.stdin.flush()
+            ctrl_c(process, output, "The game is saved: python3 infra/dev.py play resumes it")
+        assert (tmp_path / "offline.log").exists()
         assert not Dynalite._serves(orphan, data.resolve())
     finally:
         with contextlib.suppress(ProcessLookupError):
