@@ -473,7 +473,7 @@ class OfflineTable:
             return self.words("term_no_shout")
         if key == ACTION_KEYS[Kind.STAND]:
             return self.words("term_no_stand")
-        return self.words("term_no_button", key=key)
+        return self.words("term_no_button", button=key)
 
     def press_button(self, shown: Shown) -> None:
         """A tap on a button: a callback query from you, sent as Telegram sends it."""

@@ -511,7 +511,7 @@ def test_a_strangers_game_in_french_or_arabic_shows_no_english_line(
     with offline(data, clock, players=2, seed=3, lang=lang) as table:
         assert table.record().lang == lang, "the group's, through /language"
         shown.append(table.screen())
-        for line in ("?", "xyz", "#99", "9♣ 9♣ 9♣ 9♣ 9♣", "l", "s", "#1 p"):
+        for line in ("?", "xyz", "#99", "9♣ 9♣ 9♣ 9♣ 9♣", "l", "s", "b9", "n", "#1 p"):
             table.enter(line)
             shown.append(table.screen())
         # Liar! at the computer player's play, when the person is next: a challenge.

@@ -384,7 +384,9 @@ def test_no_english_ui_word_is_left_on_another_languages_screen(lang: str) -> No
     assert {"Join", "Liar!", "End game", "Let it stand", "Pile"} <= set(ENGLISH_UI)
     for key, value in entries(lang).items():
         for form in forms(value):
-            said = re.sub(r"\{\w+\}|/\w+", "", form)  # its own words, not values or commands
+            # Its own words, not values or commands (the bot's, or the shell's: the offline table
+            # quotes the one that runs it).
+            said = re.sub(r"\{\w+\}|/\w+|python3 infra/dev\.py \w+", "", form)
             for word in ENGLISH_UI:
                 found = re.search(rf"\b{re.escape(word.rstrip('!'))}\b", said, re.IGNORECASE)
                 assert found is None or (key, word) in TELEGRAMS_OWN, (key, word)
