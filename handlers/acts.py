@@ -165,13 +165,26 @@ class TableAgain:
 
 @dataclass(frozen=True, slots=True)
 class Say:
-    """A fixed text from the catalogue, in the group's language (/rules, /help)."""
+    """A fixed text from the catalogue, in the group's language (/help)."""
 
     key: str
     reply_to: int
 
     def decide(self, record: Record, now: float) -> Decision:
         return Decision(extra=[reply(self.reply_to, t(record.lang, self.key))])
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """/rules in the group: the rules in short, in the group's language, with this table's turn
+    clock (its game's while one is open or running, else the chat's setting)."""
+
+    reply_to: int
+
+    def decide(self, record: Record, now: float) -> Decision:
+        game = record.game
+        seconds = game.clock if game is not None and game.phase is not Phase.OVER else record.clock
+        return Decision(extra=[reply(self.reply_to, render.rules(record.lang, seconds))])
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,6 +80,15 @@ def _challenge(e: ev.Challenged, game: Game, lang: str) -> list[str]:
     return lines
 
 
+def turn_taken(e: ev.Challenged, game: Game, lang: str, *, decided: bool) -> str:
+    """The private line to the person whose turn (to play, or to decide on a final play, when
+    `decided`) challenge `e` took before they acted: who shouted at whose play, who plays now."""
+    accuser, player = name_of(game, e.accuser, lang), name_of(game, e.player, lang)
+    name = name_of(game, e.next_player, lang)
+    key = "turn_taken_decide" if decided else "turn_taken"
+    return t(lang, key, accuser=accuser, player=player, name=name)
+
+
 def _decision_buttons(lang: str, place: Place, play: int) -> Keyboard:
     return (
         (

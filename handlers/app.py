@@ -28,7 +28,7 @@ from engine import (
     Stop,
     VoteEnd,
 )
-from handlers import acts, callbacks, questions, updates
+from handlers import acts, callbacks, questions, render, updates
 from handlers.callbacks import BadCallback, Kind, Place, Press
 from handlers.outcomes import Act, Outcome, Result, Via, Why, ignored
 from handlers.questions import Standing
@@ -309,7 +309,7 @@ class MenteurBot:
             case "settings":
                 act = lobby.ShowSettings(chat)
             case "rules":
-                act = acts.Say("rules", chat)
+                act = acts.Rules(chat)
             case "help" | "start":
                 act = acts.Say("help_group", chat)
             case _:
@@ -346,5 +346,6 @@ class MenteurBot:
         # Logged as the action: a command of ours by its name; any other word, which anyone
         # may type at any length, only as "other".
         action = name if name in COMMANDS or name == "start" else "other"
-        act = acts.PrivateReply(t(lang, key), message.chat.id)
+        text = render.rules(lang, None) if key == "rules" else t(lang, key)
+        act = acts.PrivateReply(text, message.chat.id)
         return await self.service.transact(message.chat.id, update_id, act, action=action)

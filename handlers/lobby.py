@@ -311,6 +311,8 @@ class SetLanguage:
             key = "language_set_game"
         else:
             return refused(t(self.lang, "refusal_chat_settings"), Code.NOT_ALLOWED, None)
+        # The table is drawn again in the new language: its note, written in the former, goes.
+        record.note = None
         notice = Send(record.chat, Screen(t(record.lang, key)))
         return Decision(write=True, extra=[notice])
 

@@ -37,9 +37,17 @@ def venv_python() -> Path:
     return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
-def run(*cmd: str | Path, **env: str) -> int:
+def run(*cmd: str | Path, quiet: bool = False, **env: str) -> int:
+    """Run `cmd` in the project, saying so. `quiet`: its output is shown only if it fails (an
+    install's notices and banners are nothing a newcomer has to read)."""
     print("$", " ".join(str(c) for c in cmd), flush=True)
-    return subprocess.call([str(c) for c in cmd], cwd=ROOT, env={**os.environ, **env})
+    args, environ = [str(c) for c in cmd], {**os.environ, **env}
+    if not quiet:
+        return subprocess.call(args, cwd=ROOT, env=environ)
+    done = subprocess.run(args, cwd=ROOT, env=environ, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        print(done.stdout + done.stderr, end="", flush=True)
+    return done.returncode
 
 
 def ensure_installed(*, node: bool = True) -> None:
@@ -55,9 +63,9 @@ def ensure_installed(*, node: bool = True) -> None:
     if not venv_python().exists():
         venv.create(VENV, with_pip=True)
     py = venv_python()
-    if run(py, "-m", "pip", "install", "--quiet", "--upgrade", "pip") != 0:
+    if run(py, "-m", "pip", "install", "--quiet", "--upgrade", "pip", quiet=True) != 0:
         sys.exit("pip could not be upgraded")
-    if run(py, "-m", "pip", "install", "--quiet", "-e", ".[dev]") != 0:
+    if run(py, "-m", "pip", "install", "--quiet", "-e", ".[dev]", quiet=True) != 0:
         sys.exit("the Python dependencies could not be installed")
     if (NODE_DIR / "package.json").exists():
         npm = shutil.which("npm")
@@ -66,7 +74,7 @@ def ensure_installed(*, node: bool = True) -> None:
             return
         if npm is None:
             sys.exit("Node.js (npm) is needed for the local DynamoDB-compatible store")
-        if run(npm, "ci", "--no-audit", "--no-fund", "--prefix", NODE_DIR) != 0:
+        if run(npm, "ci", "--no-audit", "--no-fund", "--prefix", NODE_DIR, quiet=True) != 0:
             sys.exit("the Node.js dependencies could not be installed")
     stamp.write_text(digest.hexdigest())
 

@@ -535,3 +535,30 @@ def test_a_second_dynalite_on_the_same_folder_is_refused_before_it_starts(tmp_pa
     # Once the first is stopped, the folder is free again.
     with Dynalite(path=tmp_path / "db") as again:
         assert again.running
+
+
+@needs_node
+@pytest.mark.skipif(os.name != "posix", reason="the folder's lock is POSIX's flock")
+def test_a_dynalite_left_running_by_a_dead_runner_is_stopped_by_the_next_one(tmp_path):
+    orphan = Dynalite(path=tmp_path / "db").start()
+    try:
+        create_table(orphan.client(), "games")
+        orphan.client().put_item(TableName="games", Item={"pk": {"S": "chat#7"}})
+        # The runner dies without stopping it: the system releases the folder's lock, and the
+        # server goes on, holding LevelDB's.
+        assert orphan._lock is not None and orphan._process is not None
+        orphan._lock.close()
+        left = orphan._process
+        with Dynalite(path=tmp_path / "db") as server:
+            assert server.stopped_orphan == left.pid
+            assert left.wait(timeout=5) is not None
+            item = server.client().get_item(TableName="games", Key={"pk": {"S": "chat#7"}})
+            assert item["Item"] == {"pk": {"S": "chat#7"}}, "the data, served by the new one"
+        # A pid file naming some other process (the pid given again since) stops nothing.
+        (tmp_path / "db" / "dynalite.pid").write_text(str(os.getpid()))
+        later = Dynalite(path=tmp_path / "db")
+        later._stop_orphan(tmp_path / "db")
+        assert later.stopped_orphan is None
+    finally:
+        orphan._lock = None
+        orphan.stop()
