@@ -13,8 +13,11 @@ from handlers.callbacks import Kind, Press
 
 
 def display_name(user: User) -> str:
-    """The user's name as their seat keeps it; "" when nothing visible is left of it."""
-    return names.person(user.full_name)
+    """The user's name as their seat keeps it; "" when nothing visible is left of it.
+
+    Spelled from its parts: python-telegram-bot's `full_name` is None for a `first_name` of ""
+    (which the Bot API's types allow), with or without a last name."""
+    return names.person(" ".join(part for part in (user.first_name, user.last_name) if part))
 
 
 def can_send(member: ChatMember) -> bool:
