@@ -151,6 +151,11 @@ def _key(label: str) -> str:
     return " ".join(_look(_look(label).casefold()).split())
 
 
+def same(label: str, name: str) -> bool:
+    """Whether `name` (cleaned) reads as the seat's `label`: how a command names a player."""
+    return _key(label) == _key(name)
+
+
 def superscript(n: int) -> str:
     return str(n).translate(_SUPERSCRIPTS)
 

@@ -1,12 +1,22 @@
 """What the bot asks Telegram, as opposed to what it sends (`handlers.telegram_io`): where a
 user stands in a group, whether the bot may write to them in private, and the bot's own
 username. None ever raises.
+
+`Questions` keeps each answer about a person for a while (`KEPT`), in the container that asked:
+twenty presses of Join by one person cost one question, not twenty, and a player's moves are
+checked against their membership of the group without a request each. Kept in memory rather
+than in the chat's item: membership is Telegram's fact, not the game's, and keeping it there
+would cost bytes of the 1 KB item on every write and a write on presses that change nothing.
+A container that never asked asks once; what Telegram tells unasked (a member banned, a person
+writing to the bot) is kept too (`learn`, `heard_from`).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from enum import StrEnum
+from typing import TypeVar
 
 import telegram
 from telegram.error import BadRequest, Forbidden, TelegramError
@@ -14,6 +24,8 @@ from telegram.error import BadRequest, Forbidden, TelegramError
 from handlers import metrics
 
 _LOGGER = logging.getLogger(__name__)
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 class Standing(StrEnum):
@@ -76,3 +88,65 @@ async def username(bot: telegram.Bot) -> str:
         me = await bot.get_me()
         name = _USERNAMES[bot.base_url] = me.username or ""
     return name
+
+
+# How long an answer about a person is kept: a banned player's presses are refused at the
+# latest this long after the ban (at once where the bot is an administrator: Telegram then
+# tells it, and `learn` keeps it), and a person pressing all the while is asked once.
+KEPT = 300.0
+# Answers kept at most, the oldest forgotten first: a container meets a few hundred people.
+_AT_MOST = 4096
+
+
+class Questions:
+    """What the bot asks Telegram about people, each answer kept `KEPT` seconds by the
+    `clock`: one bot's, one container's (`handlers.service.Service` holds it)."""
+
+    def __init__(self, bot: telegram.Bot, clock: Callable[[], float]) -> None:
+        self.bot = bot
+        self.clock = clock
+        self._standing: dict[tuple[int, int], tuple[float, Standing]] = {}
+        self._reachable: dict[int, tuple[float, bool]] = {}
+
+    async def standing(self, chat: int, user: int) -> Standing:
+        """Where the user stands in the chat; an answer Telegram did not give is not kept."""
+        kept = self._standing.get((chat, user))
+        if kept is not None and self.clock() - kept[0] < KEPT:
+            return kept[1]
+        where = await standing(self.bot, chat, user)
+        if where is not Standing.UNKNOWN:
+            self.learn(chat, user, where)
+        return where
+
+    async def is_admin(self, chat: int, user: int) -> bool:
+        return await self.standing(chat, user) is Standing.ADMIN
+
+    async def member(self, chat: int, user: int) -> bool:
+        """Whether the user is in the chat (an administrator or not)."""
+        return await self.standing(chat, user) in (Standing.ADMIN, Standing.MEMBER)
+
+    async def reachable(self, user: int) -> bool:
+        kept = self._reachable.get(user)
+        if kept is not None and self.clock() - kept[0] < KEPT:
+            return kept[1]
+        answer = await reachable(self.bot, user)
+        _keep(self._reachable, user, (self.clock(), answer))
+        return answer
+
+    async def username(self) -> str:
+        return await username(self.bot)
+
+    def learn(self, chat: int, user: int, where: Standing) -> None:
+        """Where the user stands, as Telegram said (asked, or of its own: a chat_member update)."""
+        _keep(self._standing, (chat, user), (self.clock(), where))
+
+    def heard_from(self, user: int) -> None:
+        """The user wrote to the bot in private: it may write to them there."""
+        _keep(self._reachable, user, (self.clock(), True))
+
+
+def _keep(kept: dict[K, V], key: K, value: V) -> None:
+    kept.pop(key, None)  # the newest last: the oldest go first when there are too many
+    kept[key] = value
+    while len(kept) > _AT_MOST:
+        del kept[next(iter(kept))]
