@@ -7,8 +7,8 @@ twenty presses of Join by one person cost one question, not twenty, and a player
 checked against their membership of the group without a request each. Kept in memory rather
 than in the chat's item: membership is Telegram's fact, not the game's, and keeping it there
 would cost bytes of the 1 KB item on every write and a write on presses that change nothing.
-A container that never asked asks once; what Telegram tells unasked (a member banned, a person
-writing to the bot) is kept too (`learn`, `heard_from`).
+A container that never asked asks once; what Telegram tells unasked (a member banned) is kept
+too (`learn`).
 """
 
 from __future__ import annotations
@@ -139,10 +139,6 @@ class Questions:
     def learn(self, chat: int, user: int, where: Standing) -> None:
         """Where the user stands, as Telegram said (asked, or of its own: a chat_member update)."""
         _keep(self._standing, (chat, user), (self.clock(), where))
-
-    def heard_from(self, user: int) -> None:
-        """The user wrote to the bot in private: it may write to them there."""
-        _keep(self._reachable, user, (self.clock(), True))
 
 
 def _keep(kept: dict[K, V], key: K, value: V) -> None:
