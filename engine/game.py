@@ -299,7 +299,13 @@ def _stop(g: Game, out: list[ev.Event], by: int | None, reason: StopReason) -> N
 
 
 def _forfeit(
-    g: Game, seat: int, now: float, out: list[ev.Event], clock: bool = False, by_admin: bool = False
+    g: Game,
+    seat: int,
+    now: float,
+    out: list[ev.Event],
+    *,
+    clock: bool = False,
+    by_admin: bool = False,
 ) -> None:
     g.aside |= g.hands[seat]
     g.hands[seat] = 0

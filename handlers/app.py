@@ -319,6 +319,7 @@ class MenteurBot:
     ) -> Outcome:
         lang = language_of(user.language_code)
         ask = self.service.questions
+        ask.wrote(user.id)
         if name == "start" and (found := acts.START_PAYLOAD.fullmatch(argument)):
             what, chat, game_id = found[1], int(found[2]), int(found[3])
             topic = int(found[4]) if found[4] else None

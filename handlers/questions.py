@@ -4,11 +4,12 @@ username. None ever raises.
 
 `Questions` keeps each answer about a person for a while (`KEPT`), in the container that asked:
 twenty presses of Join by one person cost one question, not twenty, and a player's moves are
-checked against their membership of the group without a request each. Kept in memory rather
-than in the chat's item: membership is Telegram's fact, not the game's, and keeping it there
-would cost bytes of the 1 KB item on every write and a write on presses that change nothing.
-A container that never asked asks once; what Telegram tells unasked (a member banned) is kept
-too (`learn`).
+checked against their membership of the group without a request each (whether someone is an
+administrator is asked each time it matters: their powers follow Telegram at once). Kept in
+memory rather than in the chat's item: membership is Telegram's fact, not the game's, and
+keeping it there would cost bytes of the 1 KB item on every write and a write on presses that
+change nothing.
+A container that never asked asks once.
 """
 
 from __future__ import annotations
@@ -91,8 +92,8 @@ async def username(bot: telegram.Bot) -> str:
 
 
 # How long an answer about a person is kept: a banned player's presses are refused at the
-# latest this long after the ban (at once where the bot is an administrator: Telegram then
-# tells it, and `learn` keeps it), and a person pressing all the while is asked once.
+# latest this long after the ban (an administrator's /kick puts them out at once), and a person
+# pressing all the while is asked once.
 KEPT = 300.0
 # Answers kept at most, the oldest forgotten first: a container meets a few hundred people.
 _AT_MOST = 4096
@@ -108,18 +109,21 @@ class Questions:
         self._standing: dict[tuple[int, int], tuple[float, Standing]] = {}
         self._reachable: dict[int, tuple[float, bool]] = {}
 
-    async def standing(self, chat: int, user: int) -> Standing:
-        """Where the user stands in the chat; an answer Telegram did not give is not kept."""
+    async def standing(self, chat: int, user: int, *, fresh: bool = False) -> Standing:
+        """Where the user stands in the chat, as kept unless `fresh`; an answer Telegram did not
+        give is not kept."""
         kept = self._standing.get((chat, user))
-        if kept is not None and self.clock() - kept[0] < KEPT:
+        if not fresh and kept is not None and self.clock() - kept[0] < KEPT:
             return kept[1]
         where = await standing(self.bot, chat, user)
         if where is not Standing.UNKNOWN:
-            self.learn(chat, user, where)
+            _keep(self._standing, (chat, user), (self.clock(), where))
         return where
 
     async def is_admin(self, chat: int, user: int) -> bool:
-        return await self.standing(chat, user) is Standing.ADMIN
+        """Asked each time: an administrator's powers follow Telegram's word at once, whoever
+        was just made one or no longer is."""
+        return await self.standing(chat, user, fresh=True) is Standing.ADMIN
 
     async def member(self, chat: int, user: int) -> bool:
         """Whether the user is in the chat (an administrator or not)."""
@@ -136,9 +140,10 @@ class Questions:
     async def username(self) -> str:
         return await username(self.bot)
 
-    def learn(self, chat: int, user: int, where: Standing) -> None:
-        """Where the user stands, as Telegram said (asked, or of its own: a chat_member update)."""
-        _keep(self._standing, (chat, user), (self.clock(), where))
+    def wrote(self, user: int) -> None:
+        """The user wrote to the bot in private: they may have just started it (or blocked it
+        since), so whether it may write to them is asked afresh."""
+        self._reachable.pop(user, None)
 
 
 def _keep(kept: dict[K, V], key: K, value: V) -> None:

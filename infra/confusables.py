@@ -6,11 +6,11 @@
 Only what a name can hold is kept: `handlers.names` compares names NFKC-normalised, decomposed,
 without invisible characters, so a character that NFKC changes (𝐀, ﬁ, full-width letters) or
 that decomposes (é), a space, a control or a format character never reaches the table: 2,524
-of its 6,311 lines (in version 13.0.0). What is left is grouped by prototype, `"prototype": "its look-alikes"`, one
-line each, in ASCII (`\\u` escapes: no bidirectional or combining character in the file), after
-the original header (Unicode's copyright and terms of use, which permit
-redistribution with it). JSON, because the standard library reads it in C: the table is read
-when a container first compares names.
+of its 6,311 lines (in version 13.0.0). What is left is grouped by prototype, one line each
+(`"prototype": "its look-alikes"`), in ASCII (`\\u` escapes: no bidirectional or combining
+character in the file), after the original header (Unicode's copyright and terms of use,
+which permit redistribution with it). JSON, because the standard library reads it in C: the
+table is read when a container first compares names.
 """
 
 from __future__ import annotations
