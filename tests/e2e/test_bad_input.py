@@ -804,11 +804,12 @@ SENDS = ("sendMessage", "editMessageText", "editMessageReplyMarkup", "sendChatAc
 ALL = list(HealthCheck)
 
 
+@pytest.mark.usefixtures("ptb_timedelta")  # as deployed: periods are timedeltas, unwarned
 def test_generated_updates_of_every_kind_are_answered_200_and_change_no_game(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """Twelve updates of each of the Bot API's kinds, sixty of the two the bot reads, messages
-    and button presses (`tests.support.updates`: from
+    and button presses, and sixty commands (`tests.support.updates`: from
     python-telegram-bot's classes), from people at no table, in the game's group, another, a
     channel and private chats: each answered 200 with no error logged, nothing sent to a chat
     it did not come from, and the running game unchanged."""
@@ -832,4 +833,6 @@ def test_generated_updates_of_every_kind_are_answered_200_and_change_no_game(
             examples = 60 if kind in ("message", "callback_query") else 12
             run = settings(max_examples=examples, deadline=None, suppress_health_check=ALL)
             run(given(generated.updates(kind))(check))()
+        run = settings(max_examples=60, deadline=None, suppress_health_check=ALL)
+        run(given(generated.commands())(check))()
         assert_replies_within_the_flood_limit(scene)

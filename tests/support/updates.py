@@ -198,6 +198,32 @@ def updates(kind: str) -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
+def commands() -> st.SearchStrategy[dict[str, Any]]:
+    """Commands as strangers send them: a text, a sender and a chat together (drawn alone, as
+    `updates("message")` does, the three rarely meet)."""
+
+    def message(chat: int, user: int, first: str, last: str, text: str) -> dict[str, Any]:
+        kind = "private" if chat > 0 else "supergroup"
+        sender = telegram.User(user, first, is_bot=False, last_name=last or None)
+        sent = telegram.Message(
+            1,
+            dtm.datetime.fromtimestamp(1_764_400_000, dtm.UTC),
+            telegram.Chat(chat, kind),
+            from_user=sender,
+            text=text,
+        )
+        return telegram.Update(next(_IDS), message=sent).to_dict()
+
+    return st.builds(
+        message,
+        st.sampled_from(CHATS[:2] + STRANGERS),
+        st.sampled_from(STRANGERS),
+        NAMES,
+        NAMES,
+        TEXTS,
+    )
+
+
 def writers(update: dict[str, Any]) -> set[int]:
     """The chats and people an update comes from: its object's chat, sender, user, and those of
     the message a button was pressed on."""
