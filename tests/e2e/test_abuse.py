@@ -55,10 +55,9 @@ def test_join_and_play_again_ask_telegram_only_when_the_record_leaves_a_seat_ope
         table.press_button(ANN, join, Kind.LEAVE)
         table.press_button(ANN, join, Kind.JOIN)
         assert table.game().ids == (ANN.id,) and asked(table) == before
-        table.say(ANN, "/stop")
-        table.say(ANN, "/newgame")
-        table.say(ANN, "/stop")
-        table.say(ANN, "/newgame")
+        for command in ("/stop", "/newgame", "/stop", "/newgame"):
+            table.say(ANN, command)
+        before = asked(table)  # /stop asks whether its sender is an admin, each time
         # Join on the first game's table, Play again on its end, two games later.
         old_join = Place(GROUP, first).data(Kind.JOIN)
         table.press(BOB, GROUP, join.message_id, old_join)
