@@ -126,11 +126,16 @@ class JoinPress(Asking):
     def decide(self, record: Record, now: float) -> Decision:
         if self.link is not None:
             return Decision(link=self.link)
-        decision = seat(self, record, now, self.game_id)
-        if decision.write:
-            # Their hand will come in the private chat when the game starts.
-            decision.answer = t(self.lang, "seated_at_once")
-        return decision
+        return seat_at_once(self, record, now, self.game_id)
+
+
+def seat_at_once(who: JoinPress | PlayAgain, record: Record, now: float, game_id: int) -> Decision:
+    """Seated by the press itself: their hand will come in the private chat when the game
+    starts, which the button's answer says."""
+    decision = seat(who, record, now, game_id)
+    if decision.write:
+        decision.answer = t(who.lang, "seated_at_once")
+    return decision
 
 
 def seat(who: JoinPress | PlayAgain | Seat, record: Record, now: float, game_id: int) -> Decision:
@@ -166,7 +171,7 @@ class PlayAgain(Asking):
     bot_username: str = ""
 
     async def ask(self, record: Record, now: float, questions: Questions) -> PlayAgain:
-        if self._refusal(record) is not None or self._seated(record):
+        if self._refusal(record) is not None or self._no_seat(record, now):
             return self
         where = await questions.standing(record.chat, self.user)
         if where not in (Standing.ADMIN, Standing.MEMBER):
@@ -191,14 +196,15 @@ class PlayAgain(Asking):
             return Why.OLD_GAME
         return None if game.phase is Phase.LOBBY else Why.GAME_RUNNING
 
-    def _seated(self, record: Record) -> bool:
-        return not self._opens(record) and record.game is not None and self.user in record.game.ids
+    def _no_seat(self, record: Record, now: float) -> bool:
+        """Whether the next game's lobby leaves the presser no seat (seated, or full)."""
+        return not self._opens(record) and not seat_open(record, self.user, record.game_id, now)
 
     def decide(self, record: Record, now: float) -> Decision:
         why = self._refusal(record)
         if why is not None:
             return refused(t(self.lang, why.value), why, None)
-        if self._seated(record):
+        if self._no_seat(record, now):
             return seat(self, record, now, record.game_id)  # "You are already at the table."
         if self.outsider is not None:
             return refused(t(self.lang, self.outsider.value), self.outsider, None)
@@ -219,10 +225,7 @@ class PlayAgain(Asking):
 
     def _take_seat(self, record: Record, now: float) -> Decision:
         if self.reachable:
-            decision = seat(self, record, now, record.game_id)
-            if decision.write:
-                decision.answer = t(self.lang, "seated_at_once")
-            return decision
+            return seat_at_once(self, record, now, record.game_id)
         return Decision(link=deep_link(self.bot_username, SEAT, record.place))
 
 
