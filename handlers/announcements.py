@@ -305,8 +305,11 @@ def note(
             return tn(lang, "won_timeout", round(DECISION_SECONDS))
         case ev.LetStand(by=by):
             return t(lang, "note_let_stand", by=name(by))
-        case ev.Forfeited(player=player, clock=clock):
-            return t(lang, "note_forfeited_clock" if clock else "note_forfeited", name=name(player))
+        case ev.Forfeited(player=player, clock=clock, by_admin=by_admin):
+            key = (
+                "note_forfeited_clock" if clock else "note_kicked" if by_admin else "note_forfeited"
+            )
+            return t(lang, key, name=name(player))
         case ev.ClockSet(seconds=seconds):
             return t(lang, "note_clock", seconds=seconds) if seconds else t(lang, "note_clock_off")
         case ev.TurnPassed(player=player):

@@ -433,6 +433,8 @@ def changed_hands(before: Game | None, record: Record, now: float) -> dict[int, 
     game = record.game
     assert game is not None
     humans = {p for p in game.ids if p > 0}
+    if before is not None and before.phase is Phase.LOBBY and game.phase is Phase.OVER:
+        return {}  # a lobby ended (stopped, or its group gone): nobody was dealt a hand
     if before is None or before.phase is Phase.LOBBY or game.phase is Phase.OVER:
         return hand_screens(record, humans, now)
     # A hand's screen shows the hand, and whether its owner plays, decides, or made the final

@@ -284,6 +284,7 @@ def test_the_artifact_holds_the_project_and_its_dependencies_only(artifact: Path
     assert not set(DEV_ONLY) & top, sorted(set(DEV_ONLY) & top)
     catalogues = {path.name for path in (artifact / "handlers" / "i18n").glob("*.json")}
     assert catalogues == {f"{lang}.json" for lang in SUPPORTED}, "every language, French too"
+    assert (artifact / "handlers" / "confusables.json").is_file(), "the names' look-alikes"
 
 
 def test_every_handler_imports_and_runs_from_the_artifact_alone(artifact: Path) -> None:

@@ -54,6 +54,7 @@ GROUP = [
     "rules",
     "language",
     "settings",
+    "kick",
     "help",
 ]
 PRIVATE = ["start", "help", "rules"]

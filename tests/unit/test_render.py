@@ -280,6 +280,7 @@ def test_the_command_menu_describes_every_command_in_every_language() -> None:
         "rules",
         "language",
         "settings",
+        "kick",
         "help",
     ]
     for lang in SUPPORTED:
