@@ -161,7 +161,7 @@ def main() -> None:
     parser.add_argument(
         "--no-metrics",
         action="store_true",
-        help="outcome lines without their CloudWatch metrics (as deployed, they carry them)",
+        help="outcome lines without their CloudWatch metrics (else with every one: detailed)",
     )
     args = parser.parse_args()
     rng = random.Random(args.seed)
@@ -169,7 +169,12 @@ def main() -> None:
     namespace = None if args.no_metrics else "Menteur/benchmark"
     with (
         Dynalite() as server,
-        running_bot(seed=args.seed, dynamodb=server.client(), metrics_namespace=namespace) as table,
+        running_bot(
+            seed=args.seed,
+            dynamodb=server.client(),
+            metrics_namespace=namespace,
+            metrics_detailed=True,
+        ) as table,
     ):
         meter = Meter(table)
         instrument(table, meter)

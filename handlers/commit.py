@@ -19,10 +19,11 @@ from typing import NamedTuple
 
 from telegram import CallbackQuery
 
-from handlers import item, metrics, plan
+from handlers import item, logs, metrics, plan
 from handlers.acts import Abandon
-from handlers.outcomes import Act, Decision, Outcome, Result, Via
+from handlers.outcomes import Act, Asking, Decision, Outcome, Result, Via
 from handlers.plan import Plan
+from handlers.questions import Questions
 from handlers.store import Change, Conflict, Record, Store
 
 LOGGER = logging.getLogger("menteur")
@@ -69,11 +70,13 @@ class Attempt(NamedTuple):
 class Writer:
     """Writes acts on the store: each write carries a token of its own, unique across
     containers (not game randomness: `rng` may be seeded alike in two of them), to recognise it
-    after a lost answer; `rng` and `sleep` space out the retries of conflicting writes."""
+    after a lost answer; `rng` and `sleep` space out the retries of conflicting writes;
+    `questions` answers an act that needs Telegram's word before it decides (`Asking`)."""
 
     def __init__(
         self,
         store: Store,
+        questions: Questions,
         *,
         clock: Callable[[], float],
         rng: random.Random,
@@ -81,7 +84,8 @@ class Writer:
         idle_expiry: float = 86400.0,
         webhook_replies: bool = True,
     ) -> None:
-        self.store, self.clock, self.rng, self.sleep = store, clock, rng, sleep
+        self.store, self.questions = store, questions
+        self.clock, self.rng, self.sleep = clock, rng, sleep
         self.idle_expiry, self.webhook_replies = idle_expiry, webhook_replies
         self._token = secrets.token_hex(5)
         self._writes = itertools.count()
@@ -118,7 +122,11 @@ class Writer:
                 hands, closed = plan.retried_hands(record, update_id), isinstance(work.act, Abandon)
                 decision = Decision(result=Result.DUPLICATE, chat_closed=closed, hands=hands)
             else:
-                decision = work.act.decide(record, now)
+                act = work.act
+                if isinstance(act, Asking):
+                    # Telegram's word, where the record as read leaves the act open.
+                    act = await act.ask(record, now, self.questions)
+                decision = act.decide(record, now)
             planned = plan.of(
                 before,
                 record,
@@ -150,7 +158,7 @@ class Writer:
                 await self.sleep(self.rng.uniform(0.005, 0.02) * (attempt + 1))
                 continue
             return self._committed(committed)
-        raise Busy(f"chat {chat}: {MAX_ATTEMPTS} conflicting writes in a row")
+        raise Busy(f"chat {logs.chat(chat)}: {MAX_ATTEMPTS} conflicting writes in a row")
 
     def _committed(self, attempt: Attempt) -> Attempt:
         """After the commit (at once, or found landed after a lost answer): the writes beside

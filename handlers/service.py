@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 import telegram
 from telegram import CallbackQuery
 
-from handlers import item, metrics, plan, telegram_io
+from handlers import item, metrics, plan, questions, telegram_io
 from handlers.acts import Abandon, Redraw
 from handlers.commit import Attempt, Busy, Work, Writer
 from handlers.learn import Learned, learned
@@ -52,6 +52,7 @@ class Service:
         self.store = store
         self.bot = bot
         self.clock = clock
+        self.questions = questions.Questions(bot, clock)  # what Telegram said, kept a while
         self.rng = rng or random.Random()
         # A new game's id must be unguessable: drawn from the operating system's generator.
         self.game_ids = game_ids or secrets.SystemRandom()
@@ -61,6 +62,7 @@ class Service:
         self.webhook_replies = webhook_replies
         self.writer = Writer(
             store,
+            self.questions,
             clock=clock,
             rng=self.rng,
             sleep=sleep,
