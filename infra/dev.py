@@ -117,7 +117,7 @@ def ensure_checkov() -> Path:
 def test(args: list[str]) -> int:
     py = str(venv_python())
     checkov = ensure_checkov()
-    steps: list[list[str]] = [
+    checks: list[list[str]] = [
         [py, "-m", "ruff", "check", "."],
         [py, "-m", "ruff", "format", "--check", "."],
         [py, "-m", "mypy"],
@@ -126,13 +126,21 @@ def test(args: list[str]) -> int:
         # The template's IaC check: every skip is in the template, with its reason. Offline:
         # --skip-download keeps it from fetching guidelines from its vendor's servers.
         [str(checkov), "--quiet", "--compact", "--skip-download", *CHECKOV_TEMPLATE],
-        [py, "-m", "pytest", *args],
     ]
-    for step in steps:
-        code = run(*step)
-        if code != 0:
-            return code
-    return 0
+    # The checks are independent and use one core each (mypy most of the time): they run at
+    # once, and each one's output is shown in turn, as if they had run one after another.
+    out = subprocess.PIPE
+    running = [
+        (check, subprocess.Popen(check, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, text=True))
+        for check in checks
+    ]
+    failed = 0
+    for check, process in running:
+        output, _ = process.communicate()
+        print("$", " ".join(check), flush=True)
+        print(output, end="", flush=True)
+        failed = failed or process.returncode
+    return failed or run(py, "-m", "pytest", *args)
 
 
 def play(args: list[str]) -> int:
