@@ -23,8 +23,8 @@ from engine.cards import (
 from engine.codec import CodecError, decode, encode
 from engine.errors import Code, IllegalMove, InvalidMove, MenteurError
 from engine.events import Event, StopReason
-from engine.game import apply, open_table, settle
-from engine.legal import can, verify
+from engine.game import apply, can, open_table, settle
+from engine.legal import verify
 from engine.moves import (
     Expire,
     Forfeit,

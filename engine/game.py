@@ -13,10 +13,10 @@ import random
 
 from engine import events as ev
 from engine import tally
-from engine.cards import DECK_SIZE, RANK_COUNT, Mask, count, is_lie
+from engine.cards import DECK_SIZE, RANK_COUNT, RANK_MASKS, Mask, cards_in, count, is_lie, rank_of
 from engine.errors import Code, InvalidMove
 from engine.events import StopReason
-from engine.legal import turn_seat, verify
+from engine.legal import allowed, due, turn_seat, verify
 from engine.moves import (
     Expire,
     Forfeit,
@@ -42,8 +42,6 @@ from engine.state import (
     LastPlay,
     Phase,
 )
-from engine.strategy import table_play
-from engine.view import view
 
 
 def open_table(
@@ -137,6 +135,24 @@ def settle(game: Game, now: float) -> tuple[Game, list[ev.Event]]:
     return game, out
 
 
+def as_judged(game: Game, now: float) -> Game:
+    """The game as `can` judges a move at `now`: settled when the clock or a forfeit may have
+    left something due (settling a settled game changes nothing). For a caller asking about
+    several moves at one moment: settle once, then `engine.legal.allowed` each."""
+    if due(game, now) or game.out:
+        return settle(game, now)[0]
+    return game
+
+
+def can(game: Game, move: Move, now: float) -> bool:
+    """Whether `move` would be accepted now: for screens to show only buttons that work.
+
+    Judged as `apply` judges it, on the game as the clock leaves it at `now`: a stored game
+    the clock has overtaken offers nothing that would then be refused.
+    """
+    return allowed(as_judged(game, now), move, now)
+
+
 def _decide(game: Game, at: float, out: list[ev.Event]) -> Game:
     """What the deadline `at` decides, decided at `at`: the next turn starts there."""
     g = game.copy()
@@ -184,9 +200,22 @@ def _run_out(g: Game, now: float, out: list[ev.Event]) -> None:
         return
     g.ran_out |= 1 << seat
     player = g.ids[seat]
-    cards = table_play(view(g, player, now))
+    cards = _table_play(g.hands[seat], g.rank)
     out.append(ev.TablePlayed(player, g.clock, count(cards), g.rank))
     _play(g, seat, cards, now, out)
+
+
+def _table_play(hand: Mask, rank: int) -> Mask:
+    """R20: what the table plays for a person whose clock ran out, from their own hand: every
+    card of the expected rank it holds, or else the one card whose rank comes up last in the
+    cycle (R7), needed least. The play is the truth where the hand allows it, and a bluffed
+    final play only when a single card is all it holds. No chance in it: the same hand and
+    rank, the same play. It plays for a person, not against them."""
+    truth = hand & RANK_MASKS[rank]
+    if truth:
+        return truth
+    last = max(cards_in(hand), key=lambda c: (rank_of(c) - rank) % RANK_COUNT)
+    return 1 << last
 
 
 def _last(g: Game) -> LastPlay:

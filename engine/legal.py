@@ -1,5 +1,6 @@
-"""Whether a move is allowed now (`verify` raises the reason, `can` answers yes or no): the
-rules' conditions, checked before `engine.game` changes anything."""
+"""Whether a move is allowed (`verify` raises the reason, `allowed` answers yes or no): the
+rules' conditions, checked before `engine.game` changes anything. They judge the game as given;
+`engine.game.can` asks them of the game as the clock leaves it."""
 
 from __future__ import annotations
 
@@ -154,31 +155,10 @@ def verify(game: Game, move: Move, now: float) -> None:
                 raise IllegalMove(Code.ALREADY_VOTED)
 
 
-def as_judged(game: Game, now: float) -> Game:
-    """The game as `can` judges a move at `now`: settled when the clock or a forfeit may have
-    left something due (settling a settled game changes nothing). For a caller asking about
-    several moves at one moment: settle once, then `allowed` each."""
-    if due(game, now) or game.out:
-        # Imported here: `engine.game` applies what this module allows, and imports it.
-        from engine.game import settle  # noqa: PLC0415
-
-        return settle(game, now)[0]
-    return game
-
-
 def allowed(game: Game, move: Move, now: float) -> bool:
-    """Whether `verify` lets `move` through on `game` as given (see `as_judged`)."""
+    """Whether `verify` lets `move` through on `game` as given (`engine.game.as_judged`)."""
     try:
         verify(game, move, now)
     except MenteurError:
         return False
     return True
-
-
-def can(game: Game, move: Move, now: float) -> bool:
-    """Whether `move` would be accepted now: for screens to show only buttons that work.
-
-    Judged as `apply` judges it, on the game as the clock leaves it at `now`: a stored game
-    the clock has overtaken offers nothing that would then be refused.
-    """
-    return allowed(as_judged(game, now), move, now)

@@ -57,15 +57,6 @@ def choose(v: View, rng: random.Random) -> Move | None:
     return None
 
 
-def table_play(v: View) -> Mask:
-    """R20: what the table plays for a person whose clock ran out, from their own view: every
-    card of the expected rank they hold, or else the one card they will need last. The play is
-    the truth where the hand allows it, and a bluffed final play only when a single card is all
-    it holds. No chance in it: the same hand and rank, the same play."""
-    truth = v.hand & RANK_MASKS[v.rank]
-    return truth or _shed(v, 1)
-
-
 def _wants_to_shout(v: View, rng: random.Random) -> bool:
     p_lie = lie_probability(v)
     assert v.last is not None, "a shout is only possible at a play"

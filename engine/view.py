@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from engine.cards import Mask, count
-from engine.legal import as_judged
+from engine.game import as_judged
 from engine.state import BULLETS, RUNNING, Game, Phase
 from engine.tally import CAUGHT, LIES, PICKED_UP, PLAYS, RIGHT, boldest_bluff, counters
 
