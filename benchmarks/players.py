@@ -119,7 +119,9 @@ def _counting_shouts(v: View, rng: random.Random) -> bool:
     return strategy.lie_odds(v, COUNTING) > 0.6
 
 
-COUNTING = strategy.Style(memory=False, truthful=1.0, caution=0.0, finals=1.0, temper=0.0)
+COUNTING = strategy.Style(
+    memory=strategy.Memory.HAND, truthful=1.0, caution=0.0, finals=1.0, temper=0.0
+)
 
 RULES: dict[str, Player] = {
     "random": _fixed(_random_play, lambda v, rng: rng.random() < 0.5),
@@ -239,13 +241,17 @@ def run(table: Table, deals: int, seed: int, jobs: int, pool: ProcessPoolExecuto
 
 BASELINES = tuple(RULES)
 HEADS_UP = [Table(("normal", rule)) for rule in BASELINES]
+# Normal at tables of fixed rules. Always-lie and always-shout never sit together: alone they
+# can pass a rank back and forth forever (the one lies with the rank's four cards in hand, the
+# other catches it and lies in turn), which no other player's move can end.
 MIXES = [
     Table(("normal", "honest", "honest", "honest")),
-    Table(("normal", "normal", "honest", "honest")),
-    Table(("normal", "honest", "always-lie", "always-shout")),
-    Table(("normal", "small-lies", "random", "honest")),
-    Table(("normal", "honest", "random", "always-lie", "always-shout", "small-lies")),
-    Table(("normal", "normal", "normal", "honest", "honest", "honest")),
+    Table(("normal", "small-lies", "small-lies", "small-lies")),
+    Table(("normal", "honest", "always-lie", "small-lies")),
+    Table(("normal", "honest", "always-shout", "random")),
+    Table(("normal", "honest", "honest", "honest", "honest", "honest")),
+    Table(("normal", "honest", "small-lies", "always-lie", "random", "honest")),
+    Table(("normal", "honest", "small-lies", "always-shout", "random", "small-lies")),
 ]
 AGAINST_NORMAL = [Table((rule, "normal", "normal", "normal")) for rule in BASELINES]
 HARD = [Table(("hard", "normal")), Table(("hard", "normal", "normal", "normal"))]

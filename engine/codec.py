@@ -117,8 +117,7 @@ def _decode(value: Any) -> Game:
     turns, ran_out, votes = stored[_TURNS], stored[_RAN_OUT], stored[_VOTES]
     tally, boldest, seen = stored[_TALLY_AT], stored[_BOLDEST_AT], stored[_SEEN]
     if not (
-        set(map(type, [*ids, *hands, *bullets, *out, *put, turns, ran_out, votes, boldest]))
-        <= _INT
+        set(map(type, [*ids, *hands, *bullets, *out, *put, turns, ran_out, votes, boldest])) <= _INT
         and set(map(type, names)) <= _STR
         and {type(stored[_UPDATED]), type(stored[_ACTED])} <= _NUMBER
         and type(phase) is int

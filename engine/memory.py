@@ -50,7 +50,7 @@ def watcher_of(code: int) -> int | None:
 def readable(seen: str, seats: int) -> bool:
     """Whether `seen` is a `Game.seen` of a table of `seats`: the codes of seats at it."""
     for char in set(seen):
-        code = value(char) if char.isascii() and char.isalnum() or char >= "\u0100" else _CODES
+        code = value(char) if (char.isascii() and char.isalnum()) or char >= "\u0100" else _CODES
         if code >= _CODES:
             return False
         if code != NOBODY and (holder_of(code) >= seats or (watcher_of(code) or 0) >= seats):
@@ -92,20 +92,22 @@ def picked_up(g: Game, loser: int, turned: Mask) -> None:
     g.put = [0] * len(g.ids)  # kept from now on, in a game read from before too
 
 
-def known(g: Game, seat: int | None) -> list[Mask]:
-    """For each seat, the cards `seat` (None: anyone at the table) saw go to it: in that seat's
-    hand still, or on the pile if it has called since. For `seat` itself, what the whole table
-    saw go to it."""
-    known = [0] * len(g.ids)
+def known(g: Game, seat: int | None) -> tuple[list[Mask], list[Mask]]:
+    """For each seat, the cards the whole table saw go to it, and those `seat` alone saw go to
+    it (none for None, the group): in that seat's hand still, or on the pile if it has called
+    since."""
+    n = len(g.ids)
+    table, own = [0] * n, [0] * n
     seen = g.seen
     if not seen:
-        return known
-    own = -1 if seat is None else seat
+        return table, own
     for card, char in enumerate(seen):
         if char == _NOBODY:
             continue
         code = value(char)
         watcher = watcher_of(code)
-        if watcher is None or watcher == own:
-            known[holder_of(code)] |= 1 << card
-    return known
+        if watcher is None:
+            table[holder_of(code)] |= 1 << card
+        elif watcher == seat:
+            own[holder_of(code)] |= 1 << card
+    return table, own

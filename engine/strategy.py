@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import IntEnum
 from functools import lru_cache, partial
 from math import comb
 
@@ -24,11 +25,20 @@ from engine.view import SeatView, View
 LONG_GAME = 150  # plays: past it, attention wears (`_shouts`)
 
 
+class Memory(IntEnum):
+    """What a level remembers, beyond its hand and the calls (each remembers what those below
+    it do)."""
+
+    HAND = 0  # its hand, and every seat's cards and calls
+    TABLE = 1  # what the whole table saw: the cards turned over and who picked them up
+    OWN = 2  # what it alone saw: the cards it put on the pile, and who picked those up
+
+
 @dataclass(frozen=True, slots=True)
 class Style:
     """What makes a level: how much it remembers and how it weighs what it knows."""
 
-    memory: bool  # remembers what the table saw (`SeatView.known`, `View.put`); else its hand
+    memory: Memory
     truthful: float  # how often it believes a caller tells the truth when the hand allows it
     caution: float  # what a wrong Liar! costs it beyond the pile, in cards (a bullet)
     finals: float  # the chance it shouts at a final play it cannot rule out
@@ -67,22 +77,21 @@ def _spread(pool: int, good: int, draws: int) -> tuple[float, ...]:
     )
 
 
-def _held(v: View, seat: SeatView, rank: int, extra: int, memory: bool) -> list[float]:
+def _held(v: View, seat: SeatView, rank: int, extra: int, memory: Memory) -> list[float]:
     """The chance that `seat` holds j cards of `rank` (j = 0..4), counting `extra` more cards
-    than it holds now (the ones it just played), from what the viewer knows: its own hand and,
-    with `memory`, the cards it put on the pile and the cards it saw go to each seat (a seat
-    may have put those on the pile since: the cards it called there earlier, a count the whole
-    table knows, are taken as any of the ones it held)."""
+    than it holds now (the ones it just played), from what the viewer remembers: its own hand,
+    and the cards seen going to each seat (which a seat may have put on the pile since: the
+    cards it called there earlier, a count the whole table knows, are taken as any of the ones
+    it held)."""
     mask = RANK_MASKS[rank]
-    accounted = v.hand
+    accounted = v.hand | (v.put if memory is Memory.OWN else 0)
     theirs = 0
     earlier = 0
     if memory:
-        accounted |= v.put
         for s in v.seats:
             if s.player != seat.player:
-                accounted |= s.known
-        theirs = seat.known & ~accounted
+                accounted |= _seen(s, memory)
+        theirs = _seen(seat, memory) & ~accounted
         earlier = max(0, seat.put - extra)
     hand = seat.cards + extra
     total = hand + earlier  # its hand and its earlier calls on this pile
@@ -104,6 +113,11 @@ def _held(v: View, seat: SeatView, rank: int, extra: int, memory: bool) -> list[
 
 # Lies by size as the levels expect them from others: mostly one or two cards.
 LIE_SIZES = (0.65, 0.2, 0.1, 0.05)
+
+
+def _seen(seat: SeatView, memory: Memory) -> Mask:
+    """The cards a level remembers seeing go to `seat`."""
+    return seat.known if memory is Memory.OWN else seat.shown if memory else 0
 
 
 def _odds(held: list[float], k: int, truthful: float) -> float:
@@ -186,7 +200,7 @@ def _play(style: Style, v: View, rng: random.Random) -> Mask:
         return truth  # all of one rank when it is the whole hand: a true final play
     size = count(v.hand)
     me = v.seat(v.viewer) if v.viewer is not None else None
-    shown = count(me.known & RANK_MASKS[rank]) if me is not None and style.memory else 0
+    shown = count(me.shown & RANK_MASKS[rank]) if me is not None and style.memory else 0
     need = _need(v)
     spare = sorted(cards_in(v.hand), key=lambda c: -need[c])
     shooters = [
@@ -234,8 +248,8 @@ def _risk(
             unseen = 4 - j - shown
             pool = (
                 mine + k + count(v.put)
-                if heads_up and style.memory
-                else DECK_SIZE - shooter.cards - count(shooter.known)
+                if heads_up and style.memory is Memory.OWN
+                else DECK_SIZE - shooter.cards - count(shooter.shown)
             )
             odds = _odds(_shifted(_spread(pool, unseen, mine + k), shown), k, style.truthful)
             doubts = _doubts(odds, v.pile + k, shooter.bullets, 1.0, style.caution)
@@ -272,9 +286,9 @@ def _mask(cards: list[int]) -> Mask:
 
 Level = Callable[[View, random.Random], Move | None]
 
-EASY = Style(memory=False, truthful=0.6, caution=1.0, finals=0.6, temper=2.0)
-NORMAL = Style(memory=False, truthful=0.85, caution=4.0, finals=1.0, temper=1.5)
-HARD = Style(memory=True, truthful=0.85, caution=2.0, finals=1.0, temper=0.5, grab=16)
+EASY = Style(memory=Memory.HAND, truthful=0.6, caution=1.0, finals=0.6, temper=2.0)
+NORMAL = Style(memory=Memory.TABLE, truthful=0.85, caution=4.0, finals=1.0, temper=1.5)
+HARD = Style(memory=Memory.OWN, truthful=0.85, caution=2.0, finals=1.0, temper=0.5, grab=16)
 
 
 def choose(v: View, rng: random.Random) -> Move | None:

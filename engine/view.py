@@ -31,9 +31,11 @@ class SeatView(NamedTuple):
     out: bool  # forfeited (R19)
     ran_out: bool  # R20: their clock ran out on their latest turn; once more and they are out
     voted: bool  # voted to end the game
-    # What the viewer remembers of this seat (`engine.memory`): the cards it saw go to it, in
-    # its hand still or, when it has called since, perhaps on the pile; and how many cards it
-    # put on the current pile (the sum of its calls there).
+    # What is remembered of this seat (`engine.memory`): the cards the whole table saw go to
+    # it, and those with the ones only the viewer saw go to it (its own cards, through a pile
+    # this seat picked up): in its hand still or, when it has called since, perhaps on the
+    # pile; and how many cards it put on the current pile (the sum of its calls there).
+    shown: Mask
     known: Mask
     put: int
 
@@ -134,7 +136,7 @@ def view(game: Game, player: int | None, now: float) -> View:
     timed = game.phase is Phase.DECIDE or game.clock
     ran_out = bool(game.clock) and game.deadline is not None and now >= game.deadline
     ids, hands, bullets, out, put = game.ids, game.hands, game.bullets, game.out, game.put
-    known = memory.known(game, seat)
+    shown, own = memory.known(game, seat)
     seats = tuple(
         [  # a list first: cheaper than a generator for a tuple of known items
             SeatView(
@@ -145,7 +147,8 @@ def view(game: Game, player: int | None, now: float) -> View:
                 s in out,
                 bool(game.ran_out >> s & 1),
                 bool(game.votes >> s & 1),
-                known[s],
+                shown[s],
+                shown[s] | own[s],
                 put[s].bit_count() if put else 0,
             )
             for s, (player_at, name) in enumerate(zip(ids, game.names, strict=True))

@@ -58,6 +58,8 @@ def test_r12_a_player_sees_the_cards_it_put_on_the_pile_go_to_whoever_picks_it_u
     assert [s.put for s in view(game, 3, T0).seats] == [1, 1, 0], "how many, the table"
     game, _ = apply(game, Shout(3, game.plays), T0)  # Bob picks up A♠ 3♠
     assert known(game, 1, 2) == cards("A♠ 3♠"), "Ann saw her ace go, and the lie turned over"
+    bob = view(game, 1, T0).seat(2)
+    assert bob is not None and bob.shown == cards("3♠"), "of which the whole table saw the lie"
     assert known(game, 3, 2) == known(game, None, 2) == cards("3♠"), "the others, the lie only"
     assert view(game, 1, T0).put == 0, "the pile is gone"
 
