@@ -294,7 +294,11 @@ class MenteurBot:
             case "stop":
                 act = acts.PlayerMove(Stop(user.id, await admin()), lang=lang, reply_to=chat)
             case "addbot":
-                act = lobby.AddBot(chat, user.id, await admin(), lang)
+                level = lobby.level_choice(argument)
+                if level is None:
+                    act = acts.Refuse("refusal_bad_level", Why.MALFORMED, chat, lang)
+                else:
+                    act = lobby.AddBot(chat, user.id, await admin(), lang, level)
             case "hand":
                 username = await questions.username(self.service.bot)
                 act = acts.Hand(user.id, chat, lang, username)
