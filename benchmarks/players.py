@@ -119,9 +119,8 @@ def _counting_shouts(v: View, rng: random.Random) -> bool:
     return strategy.lie_odds(v, COUNTING) > 0.6
 
 
-COUNTING = strategy.Style(
-    memory=strategy.Memory.HAND, truthful=1.0, caution=0.0, finals=1.0, temper=0.0
-)
+HAND = strategy.Memory.HAND
+COUNTING = strategy.Style(HAND, HAND, truthful=1.0, caution=0.0, finals=1.0, temper=0.0)
 
 RULES: dict[str, Player] = {
     "random": _fixed(_random_play, lambda v, rng: rng.random() < 0.5),

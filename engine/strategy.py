@@ -23,6 +23,7 @@ from engine.state import BULLETS, MAX_PLAY
 from engine.view import SeatView, View
 
 LONG_GAME = 150  # plays: past it, attention wears (`_shouts`)
+PROOF = 1e-9  # a chance this small that a call is true is none: the call is a lie
 
 
 class Memory(IntEnum):
@@ -38,7 +39,8 @@ class Memory(IntEnum):
 class Style:
     """What makes a level: how much it remembers and how it weighs what it knows."""
 
-    memory: Memory
+    memory: Memory  # what it remembers: to prove a call a lie, and to play by
+    odds: Memory  # what its odds count (no more than `memory`: what it remembers proves lies)
     truthful: float  # how often it believes a caller tells the truth when the hand allows it
     caution: float  # what a wrong Liar! costs it beyond the pile, in cards (a bullet)
     finals: float  # the chance it shouts at a final play it cannot rule out
@@ -124,7 +126,7 @@ def _odds(held: list[float], k: int, truthful: float) -> float:
     """How likely a call of `k` is a lie, from the chances `held` that its caller held j cards
     of the rank, for a caller who tells the truth when it can, mostly (`truthful`)."""
     possible = sum(held[k:])
-    if possible <= 1e-9:
+    if possible <= PROOF:
         return 1.0  # e.g. a call of 3 × R while the viewer holds two kings
     truth = truthful * (held[k] + 0.25 * (possible - held[k]))
     lie = (held[0] + (1 - truthful) * (1 - held[0])) * LIE_SIZES[k - 1]
@@ -132,12 +134,15 @@ def _odds(held: list[float], k: int, truthful: float) -> float:
 
 
 def lie_odds(v: View, style: Style) -> float:
-    """How likely the most recent call is a lie, from what the viewer knows of the cards."""
+    """How likely the most recent call is a lie: 1 when what the viewer remembers proves it,
+    else the odds of what it counts (`Style.odds`)."""
     last = v.last
     caller = None if last is None else v.seat(last.player)
     if last is None or caller is None:
         return 0.0
     held = _held(v, caller, last.rank, last.count, style.memory)
+    if style.odds is not style.memory and sum(held[last.count :]) > PROOF:
+        held = _held(v, caller, last.rank, last.count, style.odds)
     return _odds(held, last.count, style.truthful)
 
 
@@ -286,9 +291,9 @@ def _mask(cards: list[int]) -> Mask:
 
 Level = Callable[[View, random.Random], Move | None]
 
-EASY = Style(memory=Memory.HAND, truthful=0.6, caution=1.0, finals=0.6, temper=2.0)
-NORMAL = Style(memory=Memory.TABLE, truthful=0.85, caution=4.0, finals=1.0, temper=1.5)
-HARD = Style(memory=Memory.OWN, truthful=0.85, caution=2.0, finals=1.0, temper=0.5, grab=16)
+EASY = Style(Memory.HAND, Memory.HAND, truthful=0.95, caution=6.0, finals=0.5, temper=3.0)
+NORMAL = Style(Memory.TABLE, Memory.HAND, truthful=0.85, caution=4.0, finals=1.0, temper=1.5)
+HARD = Style(Memory.OWN, Memory.OWN, truthful=0.95, caution=2.0, finals=1.0, temper=0.5, grab=16)
 
 
 def choose(v: View, rng: random.Random) -> Move | None:
