@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import IntEnum
 from functools import lru_cache, partial
 from math import comb
+from typing import NamedTuple
 
 from engine.cards import DECK_SIZE, RANK_COUNT, RANK_MASKS, Mask, cards_in, count, rank_of
 from engine.moves import LetItStand, Move, Play, Shout
@@ -35,8 +35,7 @@ class Memory(IntEnum):
     OWN = 2  # what it alone saw: the cards it put on the pile, and who picked those up
 
 
-@dataclass(frozen=True, slots=True)
-class Style:
+class Style(NamedTuple):
     """What makes a level: how much it remembers and how it weighs what it knows."""
 
     memory: Memory  # what it remembers: to prove a call a lie, and to play by
@@ -292,8 +291,8 @@ def _mask(cards: list[int]) -> Mask:
 Level = Callable[[View, random.Random], Move | None]
 
 EASY = Style(Memory.HAND, Memory.HAND, truthful=0.95, caution=6.0, finals=0.5, temper=3.0)
-NORMAL = Style(Memory.TABLE, Memory.HAND, truthful=0.85, caution=4.0, finals=1.0, temper=1.5)
-HARD = Style(Memory.OWN, Memory.OWN, truthful=0.95, caution=2.0, finals=1.0, temper=0.5, grab=16)
+NORMAL = Style(Memory.TABLE, Memory.HAND, truthful=0.85, caution=4.0, finals=1.0, temper=2.5)
+HARD = Style(Memory.OWN, Memory.OWN, truthful=0.95, caution=2.0, finals=1.0, temper=0.0, grab=16)
 
 
 def choose(v: View, rng: random.Random) -> Move | None:
