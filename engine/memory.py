@@ -15,6 +15,8 @@ a pick-up), so what one seat is shown depends on nothing hidden from it.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from engine.cards import DECK_SIZE, Mask, cards_in
 from engine.state import MAX_PLAYERS, Game
 from engine.tally import digit, value
@@ -92,15 +94,18 @@ def picked_up(g: Game, loser: int, turned: Mask) -> None:
     g.put = [0] * len(g.ids)  # kept from now on, in a game read from before too
 
 
-def known(g: Game, seat: int | None) -> tuple[list[Mask], list[Mask]]:
+def known(g: Game, seat: int | None) -> tuple[tuple[Mask, ...], tuple[Mask, ...]]:
     """For each seat, the cards the whole table saw go to it, and those `seat` alone saw go to
     it (none for None, the group): in that seat's hand still, or on the pile if it has called
     since."""
-    n = len(g.ids)
+    return _known(g.seen, len(g.ids), seat)
+
+
+@lru_cache(maxsize=64)
+def _known(seen: str, n: int, seat: int | None) -> tuple[tuple[Mask, ...], tuple[Mask, ...]]:
+    # Cached: `seen` changes at pick-ups only, so the views made between two of them (every
+    # seat's, at every move) read the same string.
     table, own = [0] * n, [0] * n
-    seen = g.seen
-    if not seen:
-        return table, own
     for card, char in enumerate(seen):
         if char == _NOBODY:
             continue
@@ -110,4 +115,4 @@ def known(g: Game, seat: int | None) -> tuple[list[Mask], list[Mask]]:
             table[holder_of(code)] |= 1 << card
         elif watcher == seat:
             own[holder_of(code)] |= 1 << card
-    return table, own
+    return tuple(table), tuple(own)
