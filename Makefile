@@ -24,7 +24,7 @@ PIP_TARGET_FLAGS = --disable-pip-version-check --no-cache-dir \
 .PHONY: build-WebhookFunction build-TimerFunction build-RegistrationFunction
 
 # One artifact for all three: the same project, whatever the function's handler.
-# Built in the project folder (samconfig.toml): setuptools' build/ from an earlier build would
+# Built in the project folder (`sam build --build-in-source`): setuptools' build/ from an earlier build would
 # put modules deleted since into the wheel, so it goes first.
 build-WebhookFunction build-TimerFunction build-RegistrationFunction:
 	rm -rf build

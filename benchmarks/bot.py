@@ -160,7 +160,7 @@ def main() -> None:
     parser.add_argument(
         "--no-metrics",
         action="store_true",
-        help="outcome lines without their CloudWatch metrics (as deployed, they carry them)",
+        help="outcome lines without their CloudWatch metrics (else with every one: detailed)",
     )
     args = parser.parse_args()
     rng = random.Random(args.seed)
@@ -168,7 +168,9 @@ def main() -> None:
     with Dynalite() as server, running_bot(seed=args.seed, dynamodb=server.client()) as table:
         if not args.no_metrics:
             namespace = "Menteur/benchmark"
-            table.rt.settings = replace(table.rt.settings, metrics_namespace=namespace)
+            table.rt.settings = replace(
+                table.rt.settings, metrics_namespace=namespace, metrics_detailed=True
+            )
         meter = Meter(table)
         instrument(table, meter)
         for _ in range(args.games):

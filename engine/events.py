@@ -82,10 +82,12 @@ class LetStand:
 @dataclass(frozen=True, slots=True)
 class Forfeited:
     """`player` left a running game: their hand is set aside for good (R19). `clock`: R20 put
-    them out, their clock having run out twice in a row (not a forfeit of their own)."""
+    them out, their clock having run out twice in a row; `by_admin`: a group administrator did
+    (neither is a forfeit of their own)."""
 
     player: int
     clock: bool = False
+    by_admin: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,8 +98,8 @@ def apply(game: Game, move: Move, now: float) -> tuple[Game, list[ev.Event]]:
             _stop(g, out, player, StopReason.STOP)
         case Expire():
             _stop(g, out, None, StopReason.IDLE)
-        case Forfeit(player):
-            _forfeit(g, g.ids.index(player), now, out)
+        case Forfeit(player, by_admin):
+            _forfeit(g, g.ids.index(player), now, out, by_admin=by_admin)
         case SetClock(_, seconds):
             g.clock = seconds
             out.append(ev.ClockSet(seconds))
@@ -330,11 +330,19 @@ def _stop(g: Game, out: list[ev.Event], by: int | None, reason: StopReason) -> N
     out.append(ev.Stopped(by, reason))
 
 
-def _forfeit(g: Game, seat: int, now: float, out: list[ev.Event], clock: bool = False) -> None:
+def _forfeit(
+    g: Game,
+    seat: int,
+    now: float,
+    out: list[ev.Event],
+    *,
+    clock: bool = False,
+    by_admin: bool = False,
+) -> None:
     g.aside |= g.hands[seat]
     g.hands[seat] = 0
     g.out.append(seat)
-    out.append(ev.Forfeited(g.ids[seat], clock))
+    out.append(ev.Forfeited(g.ids[seat], clock, by_admin))
     active = g.active_seats()
     if len(active) == 1:
         _win(g, active[0], out)

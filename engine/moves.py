@@ -81,9 +81,11 @@ class Expire:
 
 @dataclass(frozen=True, slots=True)
 class Forfeit:
-    """R19."""
+    """R19. `by_admin`: a group administrator puts `player` out, a forfeit in every respect but
+    its telling (the caller's word, as `Stop`'s `admin`)."""
 
     player: int
+    by_admin: bool = False
 
 
 @dataclass(frozen=True, slots=True)

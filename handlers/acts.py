@@ -12,27 +12,41 @@ Here: the moves of a game and what the timer does; `handlers.lobby` has the acts
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from engine import (
+    Code,
     Event,
     Expire,
+    Forfeit,
     Game,
+    Leave,
+    LetItStand,
     MenteurError,
     Move,
     Phase,
+    Play,
+    Shout,
+    Start,
     Stop,
     StopReason,
+    VoteEnd,
     apply,
+    can,
     settle,
 )
 from engine import events as ev
-from handlers import metrics, plan, render, timing
-from handlers.callbacks import Place, Press
-from handlers.outcomes import Decision, Reason, Recordless, Result, Why
+from handlers import metrics, names, plan, render, timing
+from handlers.callbacks import GAME_IDS, Place, Press
+from handlers.outcomes import Asking, Decision, Reason, Recordless, Result, Why
+from handlers.questions import Standing
 from handlers.screens import Button, EditButtons, Keyboard, Request, Screen, Send
 from handlers.store import Record
 from handlers.text import block, t, tn
+
+if TYPE_CHECKING:
+    from handlers.questions import Questions
 
 
 def reply(chat: int, text: str, buttons: Keyboard = ()) -> Send:
@@ -73,19 +87,42 @@ class Refuse:
         return refused(t(self.lang or record.lang, self.key), self.reason, self.reply_to)
 
 
+# The moves only a member of the group may make: a player banned from it (or who left it)
+# keeps the private chat their hand is in, and the buttons of the messages they saw.
+_MEMBERS_MOVES = (Start, Play, Shout, LetItStand, VoteEnd)
+
+
 @dataclass(frozen=True, slots=True)
-class PlayerMove:
+class PlayerMove(Asking):
     """A player's move, judged by the engine after what the clock has decided (`settle`).
 
     From a button: `game_id` is the game it was drawn for. From a command: refusals are replies
     in the chat `reply_to`. Either way they are worded in the presser's `lang` (the group's
-    when the sender's app gave none).
+    when the sender's app gave none). A person's move that the engine would accept (a play,
+    Liar!, Let it stand, a vote, Start) is refused when they are no longer in the group, as
+    Telegram says (`ask`, its answer kept a while); leaving and forfeiting never are. Telegram
+    not answering refuses nobody.
     """
 
     move: Move
     game_id: int | None = None
     lang: str | None = None
     reply_to: int | None = None
+    outsider: bool = False  # asked: the player is no longer in the group
+
+    async def ask(self, record: Record, now: float, questions: Questions) -> PlayerMove:
+        game, move = record.game, self.move
+        if (
+            not isinstance(move, _MEMBERS_MOVES)
+            or move.player < 0
+            or game is None
+            or (self.game_id is not None and self.game_id != record.game_id)
+            or not can(game, move, now)
+        ):
+            return self  # nothing to ask: a computer player's, or refused by the record alone
+        if await questions.standing(record.chat, move.player) is Standing.OUTSIDER:
+            return replace(self, outsider=True)
+        return self
 
     def decide(self, record: Record, now: float) -> Decision:
         lang = self.lang or record.lang
@@ -96,18 +133,84 @@ class PlayerMove:
             return refused(t(lang, "old_game"), Why.OLD_GAME, self.reply_to)
         game, settled = settle(game, now)
         record.game = game
-        try:
-            record.game, events = apply(game, self.move, now)
-        except MenteurError as e:
-            decision = refused(render.refusal(e, game, lang), e.code, self.reply_to)
-            decision.write, decision.events = bool(settled), settled
-            return decision
-        return Decision(write=True, events=settled + events)
+        if self.outsider:
+            decision = refused(t(lang, "refusal_not_in_group"), Why.NOT_MEMBER, self.reply_to)
+        else:
+            try:
+                record.game, events = apply(game, self.move, now)
+            except MenteurError as e:
+                decision = refused(render.refusal(e, game, lang), e.code, self.reply_to)
+            else:
+                return Decision(write=True, events=settled + events)
+        decision.write, decision.events = bool(settled), settled
+        return decision
+
+
+@dataclass(frozen=True, slots=True)
+class Kick(Asking):
+    """/kick, by a group administrator (`admin`; None: Telegram is asked, only once the chat
+    has a game): the player the command replies to a message of (`target`), or the one it
+    names as the table shows them (`named`: "Sam ²", look-alikes told apart), is put out. Out
+    of a running game as by a forfeit (R19: their hand set aside, ranked last), which the table
+    tells as the administrator's doing and the player hears in private; off a lobby's table.
+    Their presses are refused from then on. Refused, in the sender's `lang`: no game, not an
+    administrator, nobody at the table by that reply or name."""
+
+    by: int
+    reply_to: int
+    target: int | None
+    named: str
+    lang: str | None = None
+    admin: bool | None = None
+
+    async def ask(self, record: Record, now: float, questions: Questions) -> Kick:
+        game = record.game
+        if self.admin is not None or game is None or game.phase is Phase.OVER:
+            return self
+        return replace(self, admin=await questions.is_admin(record.chat, self.by))
+
+    def _player(self, game: Game) -> int | None:
+        """Whom the command means: among the players still in the game (or seated, in the
+        lobby), the replied-to message's author, or the one name that reads as `named`."""
+        shown = {
+            player: label
+            for seat, (player, label) in enumerate(render.shown_names(game).items())
+            if game.phase is Phase.LOBBY or game.in_game(seat)
+        }
+        if self.target in shown:
+            return self.target
+        named = names.clean(self.named, len(self.named))
+        found = [player for player, label in shown.items() if named and names.same(label, named)]
+        return found[0] if len(found) == 1 else None
+
+    def decide(self, record: Record, now: float) -> Decision:
+        lang = self.lang or record.lang
+        game = record.game
+        if game is None or game.phase is Phase.OVER:
+            return refused(t(lang, "no_game"), Why.NO_GAME, self.reply_to)
+        if not self.admin:
+            return refused(t(lang, "kick_not_allowed"), Code.NOT_ALLOWED, self.reply_to)
+        player = self._player(game)
+        if player is None:
+            return refused(t(lang, "kick_whom"), Code.NOT_A_PLAYER, self.reply_to)
+        running = game.phase is not Phase.LOBBY
+        move = Forfeit(player, by_admin=True) if running else Leave(player)
+        decision = PlayerMove(move, lang=self.lang, reply_to=self.reply_to).decide(record, now)
+        if decision.write and running and player > 0 and player not in record.unreachable:
+            told = t(record.lang_of(player), "kicked_private", group=record.title)
+            decision.extra.append(Send(player, Screen(told)))
+        return decision
 
 
 SEAT, HAND = "j", "h"  # what a deep link's Start does: seat the user, or send their hand
 # The deep links' payloads: <what><chat>_<game id>[_<forum topic>], in decimal.
 START_PAYLOAD = re.compile(r"([jh])(-?\d{1,20})_(\d{1,15})(?:_(\d{1,10}))?")
+
+
+def possible_game(chat: int, game_id: int) -> bool:
+    """Whether a deep link's chat and game can name a game: a group's chat id (negative), and
+    an id `GAME_IDS` draws from, or one of the ids that counted from 1 before them."""
+    return chat < 0 and 0 < game_id < GAME_IDS.stop
 
 
 def deep_link(bot_username: str, what: str, place: Place) -> str:
@@ -134,9 +237,14 @@ class Hand:
     def decide(self, record: Record, now: float) -> Decision:
         game = record.game
         lang = self.lang or record.lang
-        if self.game_id is not None and self.game_id != record.game_id:
-            return refused(t(lang, "old_game"), Why.OLD_GAME, self.reply_to)
-        if game is None or game.phase in (Phase.LOBBY, Phase.OVER) or self.user not in game.ids:
+        # One answer for another game's link and for a game one is not in: a link names a
+        # chat, and the answer must not tell whether that chat has a game.
+        if (
+            game is None
+            or game.phase in (Phase.LOBBY, Phase.OVER)
+            or self.user not in game.ids
+            or (self.game_id is not None and self.game_id != record.game_id)
+        ):
             return refused(t(lang, "not_playing"), Why.NOT_PLAYING, self.reply_to)
         screen = plan.hand_screen(record, game, self.user, now)
         extra: list[Request] = [Send(self.user, screen, f"hand:{self.user}")]
@@ -165,13 +273,26 @@ class TableAgain:
 
 @dataclass(frozen=True, slots=True)
 class Say:
-    """A fixed text from the catalogue, in the group's language (/rules, /help)."""
+    """A fixed text from the catalogue, in the group's language (/help)."""
 
     key: str
     reply_to: int
 
     def decide(self, record: Record, now: float) -> Decision:
         return Decision(extra=[reply(self.reply_to, t(record.lang, self.key))])
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """/rules in the group: the rules in short, in the group's language, with this table's turn
+    clock (its game's while one is open or running, else the chat's setting)."""
+
+    reply_to: int
+
+    def decide(self, record: Record, now: float) -> Decision:
+        game = record.game
+        seconds = game.clock if game is not None and game.phase is not Phase.OVER else record.clock
+        return Decision(extra=[reply(self.reply_to, render.rules(record.lang, seconds))])
 
 
 @dataclass(frozen=True, slots=True)

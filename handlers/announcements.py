@@ -80,6 +80,15 @@ def _challenge(e: ev.Challenged, game: Game, lang: str) -> list[str]:
     return lines
 
 
+def turn_taken(e: ev.Challenged, game: Game, lang: str, *, decided: bool) -> str:
+    """The private line to the person whose turn (to play, or to decide on a final play, when
+    `decided`) challenge `e` took before they acted: who shouted at whose play, who plays now."""
+    accuser, player = name_of(game, e.accuser, lang), name_of(game, e.player, lang)
+    name = name_of(game, e.next_player, lang)
+    key = "turn_taken_decide" if decided else "turn_taken"
+    return t(lang, key, accuser=accuser, player=player, name=name)
+
+
 def _decision_buttons(lang: str, place: Place, play: int) -> Keyboard:
     return (
         (
@@ -296,8 +305,11 @@ def note(
             return tn(lang, "won_timeout", round(DECISION_SECONDS))
         case ev.LetStand(by=by):
             return t(lang, "note_let_stand", by=name(by))
-        case ev.Forfeited(player=player, clock=clock):
-            return t(lang, "note_forfeited_clock" if clock else "note_forfeited", name=name(player))
+        case ev.Forfeited(player=player, clock=clock, by_admin=by_admin):
+            key = (
+                "note_forfeited_clock" if clock else "note_kicked" if by_admin else "note_forfeited"
+            )
+            return t(lang, key, name=name(player))
         case ev.ClockSet(seconds=seconds):
             return t(lang, "note_clock", seconds=seconds) if seconds else t(lang, "note_clock_off")
         case ev.TurnPassed(player=player):

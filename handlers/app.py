@@ -28,8 +28,8 @@ from engine import (
     Stop,
     VoteEnd,
 )
-from handlers import acts, callbacks, questions, updates
-from handlers.callbacks import BadCallback, Kind, Place, Press
+from handlers import acts, callbacks, render, updates
+from handlers.callbacks import BadCallback, Kind, Press
 from handlers.outcomes import Act, Outcome, Result, Via, Why, ignored
 from handlers.questions import Standing
 from handlers.service import Service
@@ -46,7 +46,18 @@ ANONYMOUS_ADMIN = 1087968824
 # The commands that open, join or act in a game, or change the group's settings: not for a
 # message sent on behalf of a chat (a channel), which may still ask for /table, /rules, /help.
 ACTING = frozenset(
-    {"newgame", "join", "leave", "forfeit", "stop", "addbot", "hand", "language", "settings"}
+    {
+        "newgame",
+        "join",
+        "leave",
+        "forfeit",
+        "stop",
+        "addbot",
+        "hand",
+        "language",
+        "settings",
+        "kick",
+    }
 )
 
 
@@ -116,7 +127,7 @@ class MenteurBot:
         member = change.new_chat_member
         if change.chat.type == "private" or updates.can_send(member):
             return ignored(Why.KIND, chat)  # a private chat blocked, or the bot (re)added
-        if member.user.username != await questions.username(self.service.bot):
+        if member.user.username != await self.service.questions.username():
             return ignored(Why.MALFORMED, chat)  # Telegram sends only the bot's own here
         outcome = Outcome(Via.REMOVED, Result.NOTHING_DUE, chat=chat, action="removed")
         for topic in [None, *self.service.store.topics(chat)]:
@@ -156,8 +167,8 @@ class MenteurBot:
             case Kind.AGAIN:
                 return await self._again(update_id, query, press, lang)
             case Kind.LANGUAGE:  # a language no button offers is refused with no question first
-                admin = press.number < len(SUPPORTED) and await questions.is_admin(
-                    self.service.bot, press.chat, user.id
+                admin = press.number < len(SUPPORTED) and await self.service.questions.is_admin(
+                    press.chat, user.id
                 )
                 from handlers import lobby  # noqa: PLC0415 - only when asked: see the imports
 
@@ -167,8 +178,8 @@ class MenteurBot:
                 )
             case Kind.CLOCK:
                 # A choice no button offers is refused by the act; no question to Telegram first.
-                admin = press.number in CLOCK_CHOICES and await questions.is_admin(
-                    self.service.bot, press.chat, user.id
+                admin = press.number in CLOCK_CHOICES and await self.service.questions.is_admin(
+                    press.chat, user.id
                 )
                 shown = query.message.message_id if query.message is not None else None
                 from handlers import lobby  # noqa: PLC0415 - only when asked: see the imports
@@ -178,7 +189,7 @@ class MenteurBot:
                     press.chat, update_id, act, topic=press.topic, query=query, action="clock"
                 )
             case Kind.REMOVE:
-                admin = await questions.is_admin(self.service.bot, press.chat, user.id)
+                admin = await self.service.questions.is_admin(press.chat, user.id)
                 from handlers import lobby  # noqa: PLC0415 - only when asked: see the imports
 
                 act = lobby.RemoveBot(-press.number, press.game, user.id, admin, lang)
@@ -203,45 +214,25 @@ class MenteurBot:
         )
 
     async def _join(self, update_id: int, query: CallbackQuery, press: Press, lang: str) -> Outcome:
-        """Join: a member of the group whom the bot may already write to in private is seated
-        at once; anyone else is answered with the link whose Start seats them (and checks)."""
+        """Join: seated at once, or answered with the link whose Start seats (`lobby.JoinPress`,
+        which asks Telegram only when the record leaves a seat open)."""
         user = query.from_user
-        if await questions.reachable(self.service.bot, user.id):
-            where = await questions.standing(self.service.bot, press.chat, user.id)
-            if where in (Standing.ADMIN, Standing.MEMBER):
-                from handlers import lobby  # noqa: PLC0415 - only when asked: see the imports
+        from handlers import lobby  # noqa: PLC0415 - only when asked: see the imports
 
-                act = lobby.QuickSeat(user.id, updates.display_name(user), press.game, lang)
-                return await self.service.transact(
-                    press.chat, update_id, act, topic=press.topic, query=query, action="join"
-                )
-        username = await questions.username(self.service.bot)
-        place = Place(press.chat, press.game, press.topic)
-        answer = acts.ButtonAnswer(link=acts.deep_link(username, acts.SEAT, place))
+        act = lobby.JoinPress(user.id, updates.display_name(user), press.game, lang)
         return await self.service.transact(
-            press.chat, update_id, answer, query=query, action="join"
+            press.chat, update_id, act, topic=press.topic, query=query, action="join"
         )
 
     async def _again(
         self, update_id: int, query: CallbackQuery, press: Press, lang: str
     ) -> Outcome:
-        """Play again: only for members of the group, asked before the transaction."""
+        """Play again: the next game, for members of the group (`lobby.PlayAgain`)."""
         user = query.from_user
-        where = await questions.standing(self.service.bot, press.chat, user.id)
-        if where not in (Standing.ADMIN, Standing.MEMBER):
-            why = Why.NOT_MEMBER if where is Standing.OUTSIDER else Why.MEMBER_UNKNOWN
-            refusal = acts.ButtonAnswer(t(lang, why.value), reason=why)
-            return await self.service.transact(
-                press.chat, update_id, refusal, query=query, action="again"
-            )
-        reachable = await questions.reachable(self.service.bot, user.id)
-        new_id = self._new_game_id()
-        username = await questions.username(self.service.bot)
         from handlers import lobby  # noqa: PLC0415 - only when asked: see the imports
 
-        act = lobby.PlayAgain(
-            user.id, updates.display_name(user), press.game, lang, reachable, new_id, username
-        )
+        name = updates.display_name(user)
+        act = lobby.PlayAgain(user.id, name, press.game, lang, self._new_game_id())
         return await self.service.transact(
             press.chat, update_id, act, topic=press.topic, query=query, action="again"
         )
@@ -252,7 +243,8 @@ class MenteurBot:
         word, _, argument = message.text.partition(" ") if message.text else ("", "", "")
         name, _, addressee = word[1:].partition("@")
         chat = message.chat.id
-        if addressee and addressee.lower() != (await questions.username(self.service.bot)).lower():
+        ask = self.service.questions
+        if addressee and addressee.lower() != (await ask.username()).lower():
             return ignored(Why.OTHER_BOT, chat)
         name = name.lower()
         if message.chat.type == "private":
@@ -272,7 +264,7 @@ class MenteurBot:
         async def admin() -> bool:
             """Asked before the transaction, so that one decision is taken with the answer;
             asked only of commands whose answer depends on it."""
-            return anonymous or await questions.is_admin(self.service.bot, chat, user.id)
+            return anonymous or await ask.is_admin(chat, user.id)
 
         from handlers import lobby  # noqa: PLC0415 - only when asked: see the imports
 
@@ -286,13 +278,17 @@ class MenteurBot:
                 clock = lobby.clock_choice(argument) if argument.strip() else None
                 act = lobby.NewGame(user.id, message.chat.title or "", lang, game_id, clock)
             case "join":
-                act = lobby.JoinLink(chat, await questions.username(self.service.bot), lang)
+                act = lobby.JoinLink(chat, await ask.username(), lang)
             case "leave":
                 act = acts.PlayerMove(Leave(user.id), lang=lang, reply_to=chat)
             case "forfeit":
                 act = acts.PlayerMove(Forfeit(user.id), lang=lang, reply_to=chat)
             case "stop":
                 act = acts.PlayerMove(Stop(user.id, await admin()), lang=lang, reply_to=chat)
+            case "kick":  # Telegram is asked whether the sender is an admin only if need be
+                target = updates.replied_to(message)
+                known = True if anonymous else None
+                act = acts.Kick(user.id, chat, target, argument.strip(), lang, admin=known)
             case "addbot":
                 level = lobby.level_choice(argument)
                 if level is None:
@@ -300,8 +296,7 @@ class MenteurBot:
                 else:
                     act = lobby.AddBot(chat, user.id, await admin(), lang, level)
             case "hand":
-                username = await questions.username(self.service.bot)
-                act = acts.Hand(user.id, chat, lang, username)
+                act = acts.Hand(user.id, chat, lang, await ask.username())
             case "table":
                 act = acts.TableAgain(lang)
             case "language":
@@ -313,7 +308,7 @@ class MenteurBot:
             case "settings":
                 act = lobby.ShowSettings(chat)
             case "rules":
-                act = acts.Say("rules", chat)
+                act = acts.Rules(chat)
             case "help" | "start":
                 act = acts.Say("help_group", chat)
             case _:
@@ -327,15 +322,24 @@ class MenteurBot:
         self, update_id: int, name: str, argument: str, message: Message, user: User
     ) -> Outcome:
         lang = language_of(user.language_code)
+        ask = self.service.questions
+        ask.wrote(user.id)
         if name == "start" and (found := acts.START_PAYLOAD.fullmatch(argument)):
             what, chat, game_id = found[1], int(found[2]), int(found[3])
             topic = int(found[4]) if found[4] else None
+            if not acts.possible_game(chat, game_id):
+                # No game ever had that id: refused before anything is read or asked, in the
+                # words a link to a game one is not in gets, whichever chat it names.
+                why = Why.NOT_PLAYING if what == acts.HAND else Why.OLD_GAME
+                act: Act = acts.PrivateReply(t(lang, why.value), message.chat.id, why)
+                return await self.service.transact(message.chat.id, update_id, act, action="seat")
             if what == acts.HAND:
-                act: Act = acts.Hand(user.id, user.id, lang, game_id=game_id)
+                act = acts.Hand(user.id, user.id, lang, game_id=game_id)
                 return await self.service.transact(chat, update_id, act, topic=topic, action="hand")
             # Only the group's members may sit at its table: a link names the chat, and anyone
-            # may have it. Asked before the transaction, which then reads and writes once.
-            where = await questions.standing(self.service.bot, chat, user.id)
+            # may have it. Asked before anything is read, so that the answer says nothing of
+            # the chat to someone outside it.
+            where = await ask.standing(chat, user.id)
             if where not in (Standing.ADMIN, Standing.MEMBER):
                 why = Why.NOT_MEMBER if where is Standing.OUTSIDER else Why.MEMBER_UNKNOWN
                 act = acts.PrivateReply(t(lang, why.value), message.chat.id, why)
@@ -350,5 +354,6 @@ class MenteurBot:
         # Logged as the action: a command of ours by its name; any other word, which anyone
         # may type at any length, only as "other".
         action = name if name in COMMANDS or name == "start" else "other"
-        act = acts.PrivateReply(t(lang, key), message.chat.id)
+        text = render.rules(lang, None) if key == "rules" else t(lang, key)
+        act = acts.PrivateReply(text, message.chat.id)
         return await self.service.transact(message.chat.id, update_id, act, action=action)

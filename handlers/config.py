@@ -43,6 +43,8 @@ class Settings:
     log_level: str = "INFO"
     #: The CloudWatch namespace of the metrics each outcome line carries; None: plain lines.
     metrics_namespace: str | None = None
+    #: Every figure as a metric (METRICS=detailed), not only the basic set (handlers.metrics).
+    metrics_detailed: bool = False
 
     @classmethod
     def from_env(
@@ -65,6 +67,7 @@ class Settings:
             idle_expiry_seconds=_seconds(environ, "IDLE_EXPIRY_SECONDS", 86400.0),
             log_level=(environ.get("LOG_LEVEL") or "INFO").upper(),
             metrics_namespace=environ.get("METRICS_NAMESPACE") or None,
+            metrics_detailed=environ.get("METRICS") == "detailed",
         )
 
 

@@ -9,15 +9,24 @@ CloudFormation User Guide). The resource's properties, set by the template:
     WebhookUrl                  the HTTP API's /webhook URL
     BotTokenParameterName       the SSM SecureString parameter holding the bot token
     WebhookSecretParameterName  the one holding the webhook secret
+    TakeOverWebhook             "yes": a Create may take the bot from another webhook
     SecretsRevision             changed by the operator after putting new values in SSM
     CodeVersion                 this function's published version: changes with the code
 
 CloudFormation sends an Update whenever one of them changes, so a new URL, new secrets or new
 code (menus, update types) is registered on the next deploy.
 
+It trusts nothing else a request says: anyone allowed to invoke it could send one. The webhook
+URL it registers, with the secret, is the one the template put in its environment
+(`WEBHOOK_URL`); a request naming another is refused. It answers only an https `ResponseURL` on
+one of S3's hosts, where CloudFormation's pre-signed URLs point (and the parameters it may
+read are the two its role allows).
+
 - Create, Update: read the token and the secret, call setWebhook (the URL, the secret, the
-  update types the bot reads) and set every command menu (`handlers.registration`). Any failure
-  answers FAILED, with a reason that says what to fix.
+  update types the bot reads) and set every command menu (`handlers.registration`). A Create
+  first asks Telegram where the webhook points: somewhere else (another stack, another
+  deployment), it fails and says so, unless `TakeOverWebhook` is "yes". Any failure answers
+  FAILED, with a reason that says what to fix.
 - Delete: delete the webhook if it still points at this stack's URL (another stack may have
   taken the bot since). Always SUCCESS: a stack must stay deletable when Telegram fails, the
   token was revoked or the parameters are gone; what was left undone is in the reason and the
@@ -35,13 +44,15 @@ import asyncio
 import json
 import logging
 import os
+import re
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeGuard, TypeVar
 
 import telegram
 from telegram.error import InvalidToken, TelegramError
@@ -49,7 +60,7 @@ from telegram.error import InvalidToken, TelegramError
 from handlers import logs, registration, telegram_io
 from handlers.registration import RegistrationError
 
-__all__ = ["FAILED", "SUCCESS", "handle", "lambda_handler"]
+__all__ = ["FAILED", "SUCCESS", "handle", "is_response_url", "lambda_handler"]
 
 LOGGER = logging.getLogger("menteur.registration")
 T = TypeVar("T")
@@ -65,6 +76,15 @@ ANSWER_RESERVE = ANSWER_ATTEMPTS * (ANSWER_TIMEOUT + ANSWER_PAUSE) + 1.0
 MAX_REASON = 1500
 # When the context cannot tell (a test, a manual invocation): the template's Timeout.
 DEFAULT_SECONDS = 60.0
+# The hosts of CloudFormation's pre-signed ResponseURLs: S3's, in every partition, by bucket
+# ("<bucket>.s3.<region>.amazonaws.com", "<bucket>.s3-<region>…") or by path ("s3.amazonaws.com").
+S3_HOST = re.compile(r"(?:[a-z0-9][a-z0-9.-]*\.)?s3[.-](?:[a-z0-9-]+\.)*amazonaws\.com(?:\.cn)?")
+
+
+class Opener(Protocol):
+    """How the answer is PUT: `urllib.request.urlopen`, or the tests' stand-in for S3."""
+
+    def __call__(self, request: urllib.request.Request, *, timeout: float) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -89,9 +109,17 @@ def handle(
     seconds: float,
     ssm: Any = None,
     environ: Mapping[str, str] = os.environ,
-) -> dict[str, Any]:
-    """Act on one request and answer it; returns the answer sent. `seconds`: the time left."""
+    opener: Opener | None = None,
+) -> dict[str, Any] | None:
+    """Act on one request and answer it; returns the answer sent, or None for a request that
+    CloudFormation did not send (no ResponseURL of its own): nothing done, nothing answered.
+    `seconds`: the time left."""
     logs.configure(environ.get("LOG_LEVEL") or "INFO")
+    url = event.get("ResponseURL")
+    if not is_response_url(url):
+        # Never the URL itself in the log: a real one lets anyone answer for the stack.
+        LOGGER.error("the request has no https ResponseURL on S3: refused, nothing done")
+        return None
     kind = str(event.get("RequestType", ""))
     properties = event.get("ResourceProperties")
     if not isinstance(properties, Mapping):
@@ -104,7 +132,7 @@ def handle(
         if deleting:
             return _unregister(properties, client, environ)
         if kind in ("Create", "Update"):
-            return _register(properties, client, environ)
+            return _register(properties, client, environ, create=kind == "Create")
         raise RegistrationError(f"unknown request type {kind!r}")
 
     answer = _settle(kind, work, budget)
@@ -120,12 +148,28 @@ def handle(
     }
     level = logging.INFO if answer.status == SUCCESS else logging.ERROR
     LOGGER.log(level, json.dumps({"request": kind, **_without_ids(response)}))
-    url = event.get("ResponseURL")
-    if not isinstance(url, str) or not url:
-        LOGGER.error("the request has no ResponseURL: nothing to answer")
-        return response
-    _answer(url, response)
+    _answer(url, response, opener or _urlopen)
     return response
+
+
+def is_response_url(url: object) -> TypeGuard[str]:
+    """Whether `url` can be CloudFormation's pre-signed ResponseURL: https, on one of S3's
+    hosts, with no user name, password or port of its own."""
+    if not isinstance(url, str):
+        return False
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return False
+    return (
+        parts.scheme == "https"
+        and parts.hostname is not None
+        and S3_HOST.fullmatch(parts.hostname) is not None
+        and port in (None, 443)
+        and parts.username is None
+        and parts.password is None
+    )
 
 
 def _settle(kind: str, work: Callable[[], str], budget: float) -> Answer:
@@ -178,8 +222,16 @@ async def _step(name: str, call: Awaitable[T]) -> T:
 # The work.
 
 
-def _register(properties: Mapping[str, Any], ssm: Any, environ: Mapping[str, str]) -> str:
-    url = registration.check_url(_property(properties, "WebhookUrl"))
+def _register(
+    properties: Mapping[str, Any], ssm: Any, environ: Mapping[str, str], *, create: bool
+) -> str:
+    url = _webhook_url(environ)
+    named = properties.get("WebhookUrl")
+    if named != url:
+        raise RegistrationError(
+            f"the request names the webhook URL {named!r}, not this stack's {url}: refused"
+        )
+    take_over = properties.get("TakeOverWebhook") == "yes"
     token_parameter = _property(properties, "BotTokenParameterName")
     secret_parameter = _property(properties, "WebhookSecretParameterName")
     token = registration.read_secure_parameter(ssm, token_parameter, "the bot token")
@@ -189,6 +241,14 @@ def _register(properties: Mapping[str, Any], ssm: Any, environ: Mapping[str, str
     registration.check_secret(secret, secret_parameter)
 
     async def talk(bot: telegram.Bot) -> list[registration.Menu]:
+        if create and not take_over:
+            current = (await _step("getWebhookInfo", bot.get_webhook_info())).url
+            if current and current != url:
+                raise RegistrationError(
+                    f"the bot's webhook points at {current}, not at this stack: another stack "
+                    "or deployment runs this bot. Deploy with TakeOverWebhook=yes to take it "
+                    "over, or remove that webhook first (telegram_setup remove)"
+                )
         await _step("setWebhook", registration.set_webhook(bot, url, secret))
         return await _step("setMyCommands", registration.set_menus(bot))
 
@@ -200,7 +260,7 @@ def _register(properties: Mapping[str, Any], ssm: Any, environ: Mapping[str, str
 
 
 def _unregister(properties: Mapping[str, Any], ssm: Any, environ: Mapping[str, str]) -> str:
-    url = _property(properties, "WebhookUrl")
+    url = _webhook_url(environ)
     token = registration.read_secure_parameter(
         ssm, _property(properties, "BotTokenParameterName"), "the bot token"
     )
@@ -216,6 +276,17 @@ def _unregister(properties: Mapping[str, Any], ssm: Any, environ: Mapping[str, s
         return f"webhook {url} deleted: Telegram keeps updates for getUpdates"
 
     return _with_bot(token, environ, talk)
+
+
+def _webhook_url(environ: Mapping[str, str]) -> str:
+    """The webhook's URL as the template computed it: never one a request names."""
+    url = environ.get("WEBHOOK_URL")
+    if not url:
+        raise RegistrationError(
+            "the function has no WEBHOOK_URL in its environment: deploy it with the project's "
+            "template.yaml"
+        )
+    return registration.check_url(url)
 
 
 def _property(properties: Mapping[str, Any], name: str) -> str:
@@ -253,7 +324,7 @@ def _ssm_client() -> Any:
 # The answer.
 
 
-def _answer(url: str, response: dict[str, Any]) -> None:
+def _answer(url: str, response: dict[str, Any], opener: Opener) -> None:
     """PUT the answer to the pre-signed URL, a few times if need be.
 
     The Content-Type is empty, as in AWS's own cfn-response module: the URL is signed without
@@ -263,7 +334,7 @@ def _answer(url: str, response: dict[str, Any]) -> None:
     for attempt in range(1, ANSWER_ATTEMPTS + 1):
         request = urllib.request.Request(url, data=body, method="PUT", headers={"Content-Type": ""})
         try:
-            with urllib.request.urlopen(request, timeout=ANSWER_TIMEOUT) as reply:
+            with opener(request, timeout=ANSWER_TIMEOUT) as reply:
                 reply.read()
             return
         except (urllib.error.URLError, OSError) as error:  # HTTPError is a URLError
@@ -272,6 +343,10 @@ def _answer(url: str, response: dict[str, Any]) -> None:
             if attempt < ANSWER_ATTEMPTS:
                 time.sleep(ANSWER_PAUSE)
     raise AnswerError(f"CloudFormation could not be answered after {ANSWER_ATTEMPTS} attempts")
+
+
+def _urlopen(request: urllib.request.Request, *, timeout: float) -> Any:
+    return urllib.request.urlopen(request, timeout=timeout)
 
 
 def _new_id(event: Mapping[str, Any]) -> str:

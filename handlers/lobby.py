@@ -5,7 +5,8 @@ computer players, and the chat's settings (its language, R20's turn clock). Like
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from engine import (
     CLOCK_CHOICES,
@@ -16,6 +17,7 @@ from engine import (
     Phase,
     SetClock,
     apply,
+    can,
     open_table,
 )
 from handlers import names, render, robots
@@ -29,10 +31,14 @@ from handlers.acts import (
     reply,
 )
 from handlers.callbacks import GAME_IDS, Kind
-from handlers.outcomes import Decision, Result, Why
+from handlers.outcomes import Asking, Decision, Result, Why
+from handlers.questions import Standing
 from handlers.screens import Button, Edit, Request, Screen, Send
 from handlers.store import Record
 from handlers.text import DEFAULT, SUPPORTED, t
+
+if TYPE_CHECKING:
+    from handlers.questions import Questions
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,28 +98,54 @@ def seat_name(record: Record, name: str) -> str:
     )
 
 
+def seat_open(record: Record, user: int, game_id: int, now: float) -> bool:
+    """Whether the record leaves `user` a seat at game `game_id`: its lobby, with room, and the
+    user not seated yet. Only then is Telegram asked whether they may sit (`Asking`)."""
+    game = record.game
+    return game is not None and game_id == record.game_id and can(game, Join(user, "?"), now)
+
+
 @dataclass(frozen=True, slots=True)
-class QuickSeat:
-    """Join, pressed by a member of the group whom the bot may already write to in private
-    (`questions.reachable`): seated at once, with no trip through the private chat."""
+class JoinPress(Asking):
+    """Join, pressed: a member of the group whom the bot may already write to in private is
+    seated at once, with no trip through the private chat; anyone else is answered with the
+    link whose Start seats them (and checks). Telegram is asked only when the record leaves a
+    seat open: Join pressed again once seated, or on an earlier game's table, asks nothing."""
 
     user: int
     name: str
     game_id: int
     lang: str
+    link: str | None = None  # asked: the private chat's link, for anyone not seated at once
+
+    async def ask(self, record: Record, now: float, questions: Questions) -> JoinPress:
+        if not seat_open(record, self.user, self.game_id, now):
+            return self  # refused by the record alone
+        if await questions.reachable(self.user) and await questions.member(record.chat, self.user):
+            return self
+        link = deep_link(await questions.username(), SEAT, record.place)
+        return replace(self, link=link)
 
     def decide(self, record: Record, now: float) -> Decision:
-        decision = seat(self, record, now)
-        if decision.write:
-            # Their hand will come in the private chat when the game starts.
-            decision.answer = t(self.lang, "seated_at_once")
-        return decision
+        if self.link is not None:
+            return Decision(link=self.link)
+        return seat_at_once(self, record, now, self.game_id)
 
 
-def seat(who: QuickSeat | Seat, record: Record, now: float) -> Decision:
-    """The engine's Join for a person the bot can write to in private, in their language."""
+def seat_at_once(who: JoinPress | PlayAgain, record: Record, now: float, game_id: int) -> Decision:
+    """Seated by the press itself: their hand will come in the private chat when the game
+    starts, which the button's answer says."""
+    decision = seat(who, record, now, game_id)
+    if decision.write:
+        decision.answer = t(who.lang, "seated_at_once")
+    return decision
+
+
+def seat(who: JoinPress | PlayAgain | Seat, record: Record, now: float, game_id: int) -> Decision:
+    """The engine's Join at game `game_id` for a person the bot can write to in private, in
+    their language."""
     join = Join(who.user, seat_name(record, who.name))
-    decision = PlayerMove(join, who.game_id, who.lang).decide(record, now)
+    decision = PlayerMove(join, game_id, who.lang).decide(record, now)
     if decision.write:
         record.langs[who.user] = who.lang
         decision.reachable.add(who.user)
@@ -121,46 +153,82 @@ def seat(who: QuickSeat | Seat, record: Record, now: float) -> Decision:
 
 
 @dataclass(frozen=True, slots=True)
-class PlayAgain:
+class PlayAgain(Asking):
     """Play again, on the end message of game `game_id`. The first press opens the next game in
     the same chat (and forum topic) with the same clock, the presser its opener, the last
     game's computer players seated again; a press on it while that next game's lobby is open
-    takes a seat there. A presser the bot may write to in private (`reachable`) is seated at
-    once; anyone else is answered with the Join link. `new_id` is a random draw from
-    `GAME_IDS`, as /newgame's. Asked by a member of the group (checked before)."""
+    takes a seat there. Only for members of the group; a presser the bot may write to in
+    private is seated at once, anyone else is answered with the Join link. `new_id` is a random
+    draw from `GAME_IDS`, as /newgame's. Telegram is asked (`ask`) only when the record leaves
+    the press open: not on an older game's end, while the next game runs, or once seated."""
 
     user: int
     name: str
     game_id: int
     lang: str
-    reachable: bool
     new_id: int
-    bot_username: str
+    # Asked: why the presser may not sit (not a member, or Telegram could not say); whether
+    # the bot may write to them; its username, for the Join link when it may not.
+    outsider: Why | None = None
+    reachable: bool = False
+    bot_username: str = ""
 
-    def decide(self, record: Record, now: float) -> Decision:
+    async def ask(self, record: Record, now: float, questions: Questions) -> PlayAgain:
+        if self._refusal(record) is not None or self._no_seat(record, now):
+            return self
+        where = await questions.standing(record.chat, self.user)
+        if where not in (Standing.ADMIN, Standing.MEMBER):
+            why = Why.NOT_MEMBER if where is Standing.OUTSIDER else Why.MEMBER_UNKNOWN
+            return replace(self, outsider=why)
+        if await questions.reachable(self.user):
+            return replace(self, reachable=True)
+        return replace(self, bot_username=await questions.username())
+
+    def _opens(self, record: Record) -> bool:
+        """Whether this press opens the next game: the first on the end of the chat's game."""
         last = record.game
-        if last is not None and self.game_id == record.game_id and last.phase is Phase.OVER:
-            open_game(record, self.user, self.new_id, last.clock, now)
-            lobby = record.game
-            assert lobby is not None
-            for player, name in zip(last.ids, last.names, strict=True):
-                if player < 0:  # the computer players, seated again as they were
-                    lobby, _ = apply(lobby, Join(player, name), now)
-            record.game = lobby
-            decision = self._take_seat(record, now)
-            decision.write = decision.new_game = True
-            return decision
+        return last is not None and self.game_id == record.game_id and last.phase is Phase.OVER
+
+    def _refusal(self, record: Record) -> Why | None:
+        """Why the record alone refuses the press: an older game's end, or the next game has
+        started."""
+        if self._opens(record):
+            return None
         game = record.game
         if game is None or game.phase is Phase.OVER or self.game_id != record.previous:
-            return refused(t(self.lang, "old_game"), Why.OLD_GAME, None)
-        if game.phase is not Phase.LOBBY:
-            return refused(t(self.lang, "game_running"), Why.GAME_RUNNING, None)
-        return self._take_seat(record, now)
+            return Why.OLD_GAME
+        return None if game.phase is Phase.LOBBY else Why.GAME_RUNNING
+
+    def _no_seat(self, record: Record, now: float) -> bool:
+        """Whether the next game's lobby leaves the presser no seat (seated, or full)."""
+        return not self._opens(record) and not seat_open(record, self.user, record.game_id, now)
+
+    def decide(self, record: Record, now: float) -> Decision:
+        why = self._refusal(record)
+        if why is not None:
+            return refused(t(self.lang, why.value), why, None)
+        if self._no_seat(record, now):
+            return seat(self, record, now, record.game_id)  # "You are already at the table."
+        if self.outsider is not None:
+            return refused(t(self.lang, self.outsider.value), self.outsider, None)
+        if not self._opens(record):
+            return self._take_seat(record, now)
+        last = record.game
+        assert last is not None
+        open_game(record, self.user, self.new_id, last.clock, now)
+        lobby = record.game
+        assert lobby is not None
+        for player, name in zip(last.ids, last.names, strict=True):
+            if player < 0:  # the computer players, seated again as they were
+                lobby, _ = apply(lobby, Join(player, name), now)
+        record.game = lobby
+        decision = self._take_seat(record, now)
+        decision.write = decision.new_game = True
+        return decision
 
     def _take_seat(self, record: Record, now: float) -> Decision:
         if self.reachable:
-            seat = QuickSeat(self.user, self.name, record.game_id, self.lang)
-            return seat.decide(record, now)
+            return seat_at_once(self, record, now, record.game_id)
         return Decision(link=deep_link(self.bot_username, SEAT, record.place))
 
 
@@ -178,7 +246,7 @@ class Seat:
     lang: str
 
     def decide(self, record: Record, now: float) -> Decision:
-        decision = seat(self, record, now)
+        decision = seat(self, record, now, self.game_id)
         private = Screen(decision.refusal or t(self.lang, "join_in_private", group=record.title))
         decision.extra.append(Send(self.user, private))
         decision.refusal = None  # said in the private chat already
@@ -314,6 +382,8 @@ class SetLanguage:
             key = "language_set_game"
         else:
             return refused(t(self.lang, "refusal_chat_settings"), Code.NOT_ALLOWED, None)
+        # The table is drawn again in the new language: its note, written in the former, goes.
+        record.note = None
         notice = Send(record.chat, Screen(t(record.lang, key)))
         return Decision(write=True, extra=[notice])
 

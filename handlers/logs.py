@@ -1,4 +1,7 @@
-"""What the functions log, and the secrets no log line may hold.
+"""What the functions log, and the secrets and personal data no log line may hold.
+
+A private chat's id is its user's Telegram id, personal data: log lines name a chat through
+`chat()`, which writes a private chat as "private" and a group (a negative id) as it is.
 
 Two guards, because a secret reaches a log record by more than one path:
 
@@ -20,9 +23,10 @@ import traceback
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["QUIET_LOGGERS", "REDACTED", "configure", "protect", "redact"]
+__all__ = ["PRIVATE", "QUIET_LOGGERS", "REDACTED", "chat", "configure", "protect", "redact"]
 
 REDACTED = "[redacted]"
+PRIVATE = "private"
 QUIET_LOGGERS = (
     "httpx",
     "httpcore",
@@ -129,3 +133,9 @@ def configure(level: str | int, secrets: Iterable[str | None] = ()) -> None:
     quiet = max(logging.WARNING, root.level)
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(quiet)
+
+
+def chat(chat_id: int | None) -> int | str | None:
+    """A chat as a log line may name it: a group (its id is negative) by its id, a private chat
+    (its id is the user's) as "private"."""
+    return PRIVATE if chat_id is not None and chat_id > 0 else chat_id

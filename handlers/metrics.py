@@ -10,6 +10,13 @@ Dimensions are low-cardinality words only (which function, what outcome, how a g
 never a user's id or name, a chat's id or title. Those stay in the line's other fields, for
 the Logs Insights queries, and never become a metric.
 
+Two sets (the template's `Metrics` parameter). The default, basic, is what only the bot knows
+and fits CloudWatch's free tier of 10 custom metrics (each name with each set of dimension
+values is one): Telegram's refusals (401, 403, 429), screens owed after a refusal, timers'
+lateness, games started, and games ended by a move or by the clock. AWS measures the rest for
+free (the functions' errors and duration, the API's 5xx, the queues, the table). Detailed adds
+every other figure, by function and outcome, priced in docs/deploying.md.
+
 In Lambda the outcome loggers write the bare JSON line to standard output (`to_stdout`):
 CloudWatch reads EMF only from a log event that is one JSON object, and the runtime's log
 handler would put its level, time and request id in front of it.
@@ -23,7 +30,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from engine import Event, Game, StopReason
 from engine import events as ev
@@ -32,9 +39,11 @@ __all__ = [
     "METRICS",
     "OUTCOME_LOGGERS",
     "Figures",
+    "Metric",
     "add",
     "asking",
     "collect",
+    "dimensions",
     "document",
     "game_events",
     "outcome_of",
@@ -47,39 +56,53 @@ __all__ = [
 OUTCOME_LOGGERS = ("menteur.webhook.outcome", "menteur.timer.outcome")
 
 COUNT, MILLISECONDS, SECONDS = "Count", "Milliseconds", "Seconds"
-BY_FUNCTION: tuple[tuple[str, ...], ...] = (("Function",),)
+Dimensions = tuple[tuple[str, ...], ...]
+ALONE: Dimensions = ((),)  # one metric, with no dimension
+BY_FUNCTION: Dimensions = (("Function",),)
 
-#: Every metric the bot may emit: its unit and its dimension sets. The template's alarms and
-#: dashboard name only these (a test holds them to it).
-METRICS: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
+
+class Metric(NamedTuple):
+    """A figure's unit, and its dimension sets in each set of metrics (() for none: not
+    emitted in that set)."""
+
+    unit: str
+    detailed: Dimensions
+    basic: Dimensions = ()
+
+
+#: Every metric the bot may emit. The template's alarms and dashboards name only these, with
+#: these dimensions (a test holds them to it, and counts the basic set against the free tier).
+METRICS: dict[str, Metric] = {
     # Per update or tick, always present.
-    "Updates": (COUNT, (("Function", "Outcome"),)),
-    "HandlerTime": (MILLISECONDS, BY_FUNCTION),
+    "Updates": Metric(COUNT, (("Function", "Outcome"),)),
+    "HandlerTime": Metric(MILLISECONDS, BY_FUNCTION),
     # Telegram's answers to the bot's HTTP requests, retries included.
-    "TelegramOk": (COUNT, BY_FUNCTION),
-    "Telegram429": (COUNT, BY_FUNCTION),
-    "Telegram403": (COUNT, BY_FUNCTION),
-    "Telegram401": (COUNT, BY_FUNCTION),
-    "Telegram400": (COUNT, BY_FUNCTION),  # and any other 4xx
-    "Telegram5xx": (COUNT, BY_FUNCTION),
-    "TelegramTimeout": (COUNT, BY_FUNCTION),  # timed out, or no answer at all
-    "TelegramWait": (SECONDS, BY_FUNCTION),  # waited out for 429s within the update
+    "TelegramOk": Metric(COUNT, BY_FUNCTION),
+    "Telegram429": Metric(COUNT, ALONE, ALONE),
+    "Telegram403": Metric(COUNT, ALONE, ALONE),
+    "Telegram401": Metric(COUNT, ALONE, ALONE),
+    "Telegram400": Metric(COUNT, BY_FUNCTION),  # and any other 4xx
+    "Telegram5xx": Metric(COUNT, BY_FUNCTION),
+    "TelegramTimeout": Metric(COUNT, BY_FUNCTION),  # timed out, or no answer at all
+    "TelegramWait": Metric(SECONDS, BY_FUNCTION),  # waited out for 429s within the update
     # One-tap Join's question "may the bot write to this person in private?" answered no (a 403
     # counted apart from Telegram403: a newcomer who never started the bot, not a failure).
-    "PrivateChatClosed": (COUNT, BY_FUNCTION),
-    # The transaction.
-    "RedrawsOwed": (COUNT, BY_FUNCTION),
-    "RedrawsPaid": (COUNT, BY_FUNCTION),
-    "WriteConflicts": (COUNT, BY_FUNCTION),
-    "LostAnswersLanded": (COUNT, BY_FUNCTION),  # a write found committed after its answer was lost
-    # Games.
-    "GamesOpened": (COUNT, BY_FUNCTION),
-    "GamesStarted": (COUNT, BY_FUNCTION),
-    "GamesEnded": (COUNT, (("Function",), ("Function", "Ending"))),
-    "PlaysPerGame": (COUNT, (("Function",),)),
+    "PrivateChatClosed": Metric(COUNT, BY_FUNCTION),
+    # The transaction: screens given up for a while (late moments), drawn again by the timer.
+    "RedrawsOwed": Metric(COUNT, ALONE, ALONE),
+    "RedrawsPaid": Metric(COUNT, BY_FUNCTION),
+    "WriteConflicts": Metric(COUNT, BY_FUNCTION),
+    "LostAnswersLanded": Metric(COUNT, BY_FUNCTION),  # a write committed, its answer lost
+    # Games. Ended by the webhook: by a move; by the timer: by the clock (a deadline, idleness).
+    "GamesOpened": Metric(COUNT, BY_FUNCTION),
+    "GamesStarted": Metric(COUNT, ALONE, ALONE),
+    "GamesEnded": Metric(COUNT, (("Function",), ("Function", "Ending")), BY_FUNCTION),
+    "PlaysPerGame": Metric(COUNT, BY_FUNCTION),
     # The timer: seconds from the moment it was set for to the decision.
-    "TimerLateness": (SECONDS, BY_FUNCTION),
+    "TimerLateness": Metric(SECONDS, ALONE, ALONE),
 }
+#: Figures every update or tick has, counted even when nothing else is.
+_ALWAYS = ("Updates", "HandlerTime")
 
 #: Telegram's HTTP status -> metric; any other 4xx is a 400, any 5xx a 5xx.
 _STATUS = {200: "TelegramOk", 429: "Telegram429", 403: "Telegram403", 401: "Telegram401"}
@@ -192,6 +215,12 @@ def _ended(how: str, game: Game | None) -> None:
         figures.values["PlaysPerGame"] = game.plays if game is not None else 0
 
 
+def dimensions(name: str, *, detailed: bool) -> Dimensions:
+    """The dimension sets `name` is emitted with in the basic or the detailed set."""
+    metric = METRICS[name]
+    return metric.detailed if detailed else metric.basic
+
+
 def document(
     namespace: str | None,
     fields: dict[str, Any],
@@ -201,8 +230,10 @@ def document(
     figures: Figures,
     handler_ms: float,
     now: float,
+    detailed: bool = False,
 ) -> dict[str, Any]:
-    """The outcome line `fields`, with its figures as EMF when a `namespace` is set."""
+    """The outcome line `fields`, with its figures as EMF when a `namespace` is set: the basic
+    set, or every figure when `detailed`. A line with no figure of its set is left plain."""
     if namespace is None:
         return fields
     values = {"Updates": 1.0, "HandlerTime": handler_ms, **figures.values}
@@ -211,22 +242,26 @@ def document(
         values.pop("PlaysPerGame", None)
     # Zeros are left out (a count of nothing costs bytes and says nothing), but each update
     # counts once and has a time.
-    named = [n for n, v in values.items() if v or n in ("Updates", "HandlerTime")]
-    groups: dict[tuple[tuple[str, ...], ...], list[dict[str, str]]] = {}
+    named = [
+        n for n, v in values.items() if (v or n in _ALWAYS) and dimensions(n, detailed=detailed)
+    ]
+    if not named:
+        return fields
+    groups: dict[Dimensions, list[dict[str, str]]] = {}
     for name in named:
-        unit, sets = METRICS[name]
-        groups.setdefault(sets, []).append({"Name": name, "Unit": unit})
+        sets = dimensions(name, detailed=detailed)
+        groups.setdefault(sets, []).append({"Name": name, "Unit": METRICS[name].unit})
     directives = [
         {"Namespace": namespace, "Dimensions": [list(s) for s in sets], "Metrics": metrics}
         for sets, metrics in groups.items()
     ]
-    dimensions = {"Function": function, "Outcome": outcome}
+    words = {"Function": function, "Outcome": outcome}
     if figures.ending is not None:
-        dimensions["Ending"] = figures.ending
+        words["Ending"] = figures.ending
     return {
         "_aws": {"Timestamp": int(now * 1000), "CloudWatchMetrics": directives},
         **fields,
-        **dimensions,
+        **words,
         **{name: _number(values[name]) for name in sorted(named)},
     }
 

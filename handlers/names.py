@@ -8,16 +8,20 @@ is cut at a character boundary and ends with "…". A name left empty is replace
 ("Player N").
 
 `labels` is applied on every screen, to all the names of a table at once: computer players
-(negative ids, the bot's convention) carry 🤖, which no person's name keeps; names that read
-the same once normalised (NFKC, case folded) get a superscript, in seat order ("Sam",
-"Sam ²"). Making a name unable to act (a command, a mention, a link) is `text.isolate`'s work,
-done to every value put into a sentence.
+(negative ids, the bot's convention) carry 🤖, which no person's name keeps; names that look
+the same get a superscript, in seat order ("Sam", "Sam ²"): the same once normalised (NFKC,
+case folded, without the joiners a name keeps), or look-alikes by Unicode's confusables
+(UTS #39: "Ѕаm" in Cyrillic letters looks like "Sam"). Making a name unable to act (a command,
+a mention, a link) is `text.isolate`'s work, done to every value put into a sentence.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import unicodedata
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 # A table line is a name and about 25 characters ("▶ Sam · 12 cards · bullets ●●●"): 24 keeps
 # it on one line of a phone. It also keeps the stored item small: 8 names of 24 Latin letters,
@@ -116,10 +120,40 @@ def title(text: str) -> str:
     return clean(text, TITLE_LENGTH)
 
 
+# UTS #39's look-alikes: each prototype with the characters that may be mistaken for it (from
+# Unicode's confusables.txt by infra/confusables.py; its "header" says which version). Read
+# when a container first compares names, never at import.
+_CONFUSABLES = Path(__file__).with_name("confusables.json")
+
+
+@functools.cache
+def _prototypes() -> dict[int, str | None]:
+    """`str.translate`'s table: each look-alike to its prototype, and the two joiners, the only
+    invisible characters a cleaned name keeps, to nothing."""
+    table: dict[int, str | None] = dict.fromkeys(map(ord, _KEPT_FORMAT))
+    for prototype, sources in json.loads(_CONFUSABLES.read_bytes())["look-alikes"].items():
+        table.update(dict.fromkeys(map(ord, sources), prototype))
+    return table
+
+
+def _look(text: str) -> str:
+    """UTS #39's skeleton of a cleaned `text` once NFKC-normalised: decomposed, each character
+    its prototype, without the joiners."""
+    return unicodedata.normalize("NFD", unicodedata.normalize("NFKC", text)).translate(
+        _prototypes()
+    )
+
+
 def _key(label: str) -> str:
-    """What two names are compared by: what they read as, not how they are spelled."""
-    folded = unicodedata.normalize("NFKC", label).casefold()
-    return " ".join("".join(ch for ch in folded if not _is_dropped(ch)).split())
+    """What two names (cleaned, `clean`) are compared by: what they look like, not how they are
+    spelled. Case is folded between two skeletons, so that "SAM" meets "sam" ("sarn": m looks
+    like rn) and "Il" meets "ll" (I looks like l)."""
+    return " ".join(_look(_look(label).casefold()).split())
+
+
+def same(label: str, name: str) -> bool:
+    """Whether `name` (cleaned) reads as the seat's `label`: how a command names a player."""
+    return _key(label) == _key(name)
 
 
 def superscript(n: int) -> str:

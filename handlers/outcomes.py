@@ -11,11 +11,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engine import Code, Event
+from handlers import logs
 from handlers.screens import Request
 from handlers.store import Record
+
+if TYPE_CHECKING:
+    from handlers.questions import Questions
 
 
 class Result(StrEnum):
@@ -98,6 +102,18 @@ class Recordless:
     __slots__ = ()
 
 
+class Asking:
+    """The mark of an act that may need Telegram's word before it decides (where the presser
+    stands in the group, whether the bot may write to them in private): the transaction calls
+    `ask` on each record it reads, then decides the act `ask` returned. An act asks only what
+    the record as read leaves open, so a press the record alone refuses costs no request."""
+
+    __slots__ = ()
+
+    async def ask(self, record: Record, now: float, questions: Questions) -> Act:
+        raise NotImplementedError
+
+
 @dataclass
 class Outcome:
     """What one update did: the structured log line, and an optional webhook reply."""
@@ -121,7 +137,7 @@ class Outcome:
     def log(self, update_id: int | None, started: float) -> dict[str, Any]:
         return {
             "update": update_id,
-            "chat": self.chat,
+            "chat": logs.chat(self.chat),
             **({} if self.topic is None else {"topic": self.topic}),
             "kind": self.via.value,
             "action": self.action,

@@ -276,6 +276,7 @@ def screens(
     if game is None or not redraw or not (changes or table_again or duplicate):
         return requests
     requests += clock_notices(record, decision.events)
+    requests += turn_taken(before, record, decision.events)
     if decision.silent:
         requests = [r for r in requests if getattr(r, "chat_id", None) != chat]
         if changed is None:
@@ -372,6 +373,25 @@ def clock_notices(record: Record, events: list[ev.Event]) -> list[Request]:
     ]
 
 
+def turn_taken(before: Game | None, record: Record, events: Sequence[ev.Event]) -> list[Request]:
+    """R10, R11: until the person awaited plays (or decides on a final play), anyone else may
+    shout Liar! at the play before, and the challenge's winner plays instead. That person is
+    told once, in private and in their language, what happened and who plays now: their hand's
+    edit alone would only lose its buttons and the cards they had selected."""
+    game = record.game
+    if before is None or game is None or game.phase not in (Phase.PLAY, Phase.DECIDE):
+        return []
+    person = before.awaited
+    if person is None or person < 0 or person == game.awaited or person in record.unreachable:
+        return []
+    for e in events:
+        if isinstance(e, ev.Challenged) and person not in (e.accuser, e.player):
+            lang = record.lang_of(person)
+            text = announcements.turn_taken(e, game, lang, decided=before.phase is Phase.DECIDE)
+            return [Send(person, Screen(text))]
+    return []
+
+
 def hands_drawn(
     before: Game | None,
     record: Record,
@@ -413,6 +433,8 @@ def changed_hands(before: Game | None, record: Record, now: float) -> dict[int, 
     game = record.game
     assert game is not None
     humans = {p for p in game.ids if p > 0}
+    if before is not None and before.phase is Phase.LOBBY and game.phase is Phase.OVER:
+        return {}  # a lobby ended (stopped, or its group gone): nobody was dealt a hand
     if before is None or before.phase is Phase.LOBBY or game.phase is Phase.OVER:
         return hand_screens(record, humans, now)
     # A hand's screen shows the hand, and whether its owner plays, decides, or made the final

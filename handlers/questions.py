@@ -1,12 +1,23 @@
 """What the bot asks Telegram, as opposed to what it sends (`handlers.telegram_io`): where a
 user stands in a group, whether the bot may write to them in private, and the bot's own
 username. None ever raises.
+
+`Questions` keeps each answer about a person for a while (`KEPT`), in the container that asked:
+twenty presses of Join by one person cost one question, not twenty, and a player's moves are
+checked against their membership of the group without a request each (whether someone is an
+administrator is asked each time it matters: their powers follow Telegram at once). Kept in
+memory rather than in the chat's item: membership is Telegram's fact, not the game's, and
+keeping it there would cost bytes of the 1 KB item on every write and a write on presses that
+change nothing.
+A container that never asked asks once.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from enum import StrEnum
+from typing import TypeVar
 
 import telegram
 from telegram.error import BadRequest, Forbidden, TelegramError
@@ -14,6 +25,8 @@ from telegram.error import BadRequest, Forbidden, TelegramError
 from handlers import metrics
 
 _LOGGER = logging.getLogger(__name__)
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 class Standing(StrEnum):
@@ -76,3 +89,65 @@ async def username(bot: telegram.Bot) -> str:
         me = await bot.get_me()
         name = _USERNAMES[bot.base_url] = me.username or ""
     return name
+
+
+# How long an answer about a person is kept: a banned player's presses are refused at the
+# latest this long after the ban (an administrator's /kick puts them out at once), and a person
+# pressing all the while is asked once.
+KEPT = 300.0
+# Answers kept at most, the oldest forgotten first: a container meets a few hundred people.
+_AT_MOST = 4096
+
+
+class Questions:
+    """What the bot asks Telegram about people, each answer kept `KEPT` seconds by the
+    `clock`: one bot's, one container's (`handlers.service.Service` holds it)."""
+
+    def __init__(self, bot: telegram.Bot, clock: Callable[[], float]) -> None:
+        self.bot = bot
+        self.clock = clock
+        self._standing: dict[tuple[int, int], tuple[float, Standing]] = {}
+        self._reachable: dict[int, tuple[float, bool]] = {}
+
+    async def standing(self, chat: int, user: int, *, fresh: bool = False) -> Standing:
+        """Where the user stands in the chat, as kept unless `fresh`; an answer Telegram did not
+        give is not kept."""
+        kept = self._standing.get((chat, user))
+        if not fresh and kept is not None and self.clock() - kept[0] < KEPT:
+            return kept[1]
+        where = await standing(self.bot, chat, user)
+        if where is not Standing.UNKNOWN:
+            _keep(self._standing, (chat, user), (self.clock(), where))
+        return where
+
+    async def is_admin(self, chat: int, user: int) -> bool:
+        """Asked each time: an administrator's powers follow Telegram's word at once, whoever
+        was just made one or no longer is."""
+        return await self.standing(chat, user, fresh=True) is Standing.ADMIN
+
+    async def member(self, chat: int, user: int) -> bool:
+        """Whether the user is in the chat (an administrator or not)."""
+        return await self.standing(chat, user) in (Standing.ADMIN, Standing.MEMBER)
+
+    async def reachable(self, user: int) -> bool:
+        kept = self._reachable.get(user)
+        if kept is not None and self.clock() - kept[0] < KEPT:
+            return kept[1]
+        answer = await reachable(self.bot, user)
+        _keep(self._reachable, user, (self.clock(), answer))
+        return answer
+
+    async def username(self) -> str:
+        return await username(self.bot)
+
+    def wrote(self, user: int) -> None:
+        """The user wrote to the bot in private: they may have just started it (or blocked it
+        since), so whether it may write to them is asked afresh."""
+        self._reachable.pop(user, None)
+
+
+def _keep(kept: dict[K, V], key: K, value: V) -> None:
+    kept.pop(key, None)  # the newest last: the oldest go first when there are too many
+    kept[key] = value
+    while len(kept) > _AT_MOST:
+        del kept[next(iter(kept))]

@@ -206,6 +206,18 @@ def ranking_lines(game: Game, v: View, ranking: Sequence[int], lang: str) -> lis
     return lines
 
 
+def rules(lang: str, seconds: int | None) -> str:
+    """/rules: the rules in short, saying the turn clock (R20) of the table they are asked at:
+    `seconds`, 0 for none; None in a private chat, where there is no table."""
+    if seconds is None:
+        clock = t(lang, "rules_clock_any")
+    elif seconds:
+        clock = t(lang, "rules_clock", seconds=seconds)
+    else:
+        clock = t(lang, "rules_clock_off")
+    return block(lang, [t(lang, "rules"), clock, t(lang, "rules_end")])
+
+
 # --- the settings: R20's turn clock ------------------------------------------------------------
 
 

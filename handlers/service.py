@@ -23,11 +23,11 @@ from typing import Any, Protocol
 import telegram
 from telegram import CallbackQuery
 
-from handlers import metrics, outbox, telegram_io, timing
+from handlers import logs, metrics, outbox, questions, telegram_io, timing
 from handlers import plan as planning
 from handlers.acts import Abandon, Redraw
 from handlers.outbox import Parcel
-from handlers.outcomes import Act, Decision, Outcome, Recordless, Result, Via
+from handlers.outcomes import Act, Asking, Decision, Outcome, Recordless, Result, Via
 from handlers.plan import Plan
 from handlers.render import name_of
 from handlers.screens import Answer, Request, Screen, Send
@@ -86,6 +86,7 @@ class Service:
         self.store = store
         self.bot = bot
         self.clock = clock
+        self.questions = questions.Questions(bot, clock)  # what Telegram said, kept a while
         self.rng = rng or random.Random()
         # A new game's id must be unguessable: drawn from the operating system's generator.
         self.game_ids = game_ids or secrets.SystemRandom()
@@ -178,7 +179,10 @@ class Service:
                 silent = isinstance(act, Abandon)
                 decision = Decision(result=Result.DUPLICATE, silent=silent, hands=hands)
             else:
-                decision = act.decide(record, now)
+                asked = (
+                    await act.ask(record, now, self.questions) if isinstance(act, Asking) else act
+                )
+                decision = asked.decide(record, now)
             plan = planning.plan(
                 before,
                 record,
@@ -212,7 +216,7 @@ class Service:
                 continue
             self._committed(record, decision, plan, previous_look, update_id)
             return record, decision, plan
-        raise Busy(f"chat {chat}: {MAX_ATTEMPTS} conflicting writes in a row")
+        raise Busy(f"chat {logs.chat(chat)}: {MAX_ATTEMPTS} conflicting writes in a row")
 
     def _committed(
         self,

@@ -29,7 +29,7 @@ from telegram.error import (
 from telegram.request import HTTPXRequest
 from telegram.warnings import PTBDeprecationWarning
 
-from handlers import metrics
+from handlers import logs, metrics
 from handlers.screens import (
     Answer,
     Button,
@@ -311,7 +311,7 @@ class _Courier:
             self.delivery.owed_hands |= getattr(request, "chat_id", 0) > 0
 
     def _give_up(self, request: Request, why: str) -> None:
-        what = f"{_method(request)} {getattr(request, 'chat_id', '')}".rstrip()
+        what = f"{_method(request)} {logs.chat(getattr(request, 'chat_id', None)) or ''}".rstrip()
         self.delivery.failed.append(f"{what}: {why}")
         _LOGGER.warning("Telegram request given up: %s: %s", what, why)
 

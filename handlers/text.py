@@ -61,6 +61,7 @@ COMMANDS = (  # the group menu, in menu order
     "rules",
     "language",
     "settings",
+    "kick",
     "help",
 )
 

@@ -14,7 +14,7 @@ import logging
 import time
 from typing import Any
 
-from handlers import metrics
+from handlers import logs, metrics
 from handlers.runtime import Runtime, bootstrap, in_lambda
 
 LOGGER = logging.getLogger("menteur.timer")
@@ -58,8 +58,12 @@ def _tick(rt: Runtime, chat: int, at: float | None = None, topic: int | None = N
         try:
             outcome = rt.run(rt.app.tick(chat, at, topic))
         except Exception:
-            LOGGER.exception("timer for chat %s failed", chat)
-            fields: dict[str, Any] = {"chat": chat, "action": "timer", "outcome": "error"}
+            LOGGER.exception("timer for chat %s failed", logs.chat(chat))
+            fields: dict[str, Any] = {
+                "chat": logs.chat(chat),
+                "action": "timer",
+                "outcome": "error",
+            }
         else:
             fields = outcome.log(None, started)
         handler_ms = round((time.perf_counter() - started) * 1000, 1)
@@ -72,6 +76,7 @@ def _tick(rt: Runtime, chat: int, at: float | None = None, topic: int | None = N
             figures=figures,
             handler_ms=handler_ms,
             now=rt.app.service.clock(),
+            detailed=rt.settings.metrics_detailed,
         )
     failed = fields["outcome"] == "error"
     OUTCOMES.log(logging.WARNING if failed else logging.INFO, json.dumps(line))

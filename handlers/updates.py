@@ -13,8 +13,11 @@ from handlers.callbacks import Kind, Press
 
 
 def display_name(user: User) -> str:
-    """The user's name as their seat keeps it; "" when nothing visible is left of it."""
-    return names.person(user.full_name)
+    """The user's name as their seat keeps it; "" when nothing visible is left of it.
+
+    Spelled from its parts: python-telegram-bot's `full_name` is None for a `first_name` of ""
+    (which the Bot API's types allow), with or without a last name."""
+    return names.person(" ".join(part for part in (user.first_name, user.last_name) if part))
 
 
 def can_send(member: ChatMember) -> bool:
@@ -31,6 +34,16 @@ def topic_of(message: Message) -> int | None:
     forum's General topic). A reply in a group without topics carries a `message_thread_id`
     too, the replied-to message's: only `is_topic_message` says it is a topic."""
     return message.message_thread_id if message.is_topic_message else None
+
+
+def replied_to(message: Message) -> int | None:
+    """The author of the message `message` replies to, if it is a reply: in a forum topic, a
+    message that replies to nothing still names the topic's first message, which is no
+    reply's."""
+    replied = message.reply_to_message
+    if replied is None or replied.forum_topic_created is not None or replied.from_user is None:
+        return None
+    return replied.from_user.id
 
 
 def origin_topic(query: CallbackQuery) -> int | None:
@@ -57,10 +70,12 @@ def well_typed(update: Update) -> bool:
         query.from_user is not None and is_text(query.id, optional=False) and is_text(query.data)
     ):
         return False
+    replied = message.reply_to_message if message is not None else None
     if message is not None and not (
         is_text(message.text)
         and (message.migrate_to_chat_id is None or is_id(message.migrate_to_chat_id))
         and (message.sender_chat is None or is_id(message.sender_chat.id))
+        and (replied is None or replied.from_user is None or is_id(replied.from_user.id))
     ):
         return False
     messages = [m for m in (message, query.message if query else None) if isinstance(m, Message)]

@@ -56,6 +56,7 @@ def _document(rt: Runtime, fields: dict[str, Any], figures: metrics.Figures) -> 
         figures=figures,
         handler_ms=float(fields["latency_ms"]),
         now=rt.app.service.clock(),
+        detailed=rt.settings.metrics_detailed,
     )
 
 

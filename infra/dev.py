@@ -1,11 +1,15 @@
-"""The two commands of the README, runnable on a fresh machine with nothing but Python 3.11+.
+"""The commands of the README, runnable on a fresh machine with nothing but Python 3.11+.
 
-    python3 infra/dev.py play    # run the project locally
-    python3 infra/dev.py test    # every check: ruff, mypy, the layers, cfn-lint, pytest
+    python3 infra/dev.py play       # run the project locally
+    python3 infra/dev.py test       # every check: ruff, mypy, the layers, cfn-lint, checkov, pytest
+    python3 infra/dev.py install    # only install: the .venv that deploying uses
 
 Each creates `.venv/` beside the project and installs what the project's own files ask for,
 once: the install is skipped while `pyproject.toml` (and the Node lock file) are unchanged.
-Standard library only, since it runs before anything is installed.
+`install` does without Node.js if it is missing (deploying needs only Python); `play` and
+`test` then install the rest. `test` also installs checkov into an environment of its own,
+`.venv/checkov` (pyproject.toml's [tool.menteur] says why). Standard library only, since it
+runs before anything is installed.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 import venv
 from pathlib import Path
 
@@ -32,13 +37,22 @@ def venv_python() -> Path:
     return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
-def run(*cmd: str | Path, **env: str) -> int:
+def run(*cmd: str | Path, quiet: bool = False, **env: str) -> int:
+    """Run `cmd` in the project, saying so. `quiet`: its output is shown only if it fails (an
+    install's notices and banners are nothing a newcomer has to read)."""
     print("$", " ".join(str(c) for c in cmd), flush=True)
-    return subprocess.call([str(c) for c in cmd], cwd=ROOT, env={**os.environ, **env})
+    args, environ = [str(c) for c in cmd], {**os.environ, **env}
+    if not quiet:
+        return subprocess.call(args, cwd=ROOT, env=environ)
+    done = subprocess.run(args, cwd=ROOT, env=environ, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        print(done.stdout + done.stderr, end="", flush=True)
+    return done.returncode
 
 
-def ensure_installed() -> None:
-    """Create the venv and install once; a stamp records what the install was made from."""
+def ensure_installed(*, node: bool = True) -> None:
+    """Create the venv and install once; a stamp records what the install was made from.
+    Without `node`, a machine with no Node.js gets the Python side, and no stamp."""
     digest = hashlib.sha256()
     for path in INSTALL_INPUTS:
         if path.exists():
@@ -49,27 +63,50 @@ def ensure_installed() -> None:
     if not venv_python().exists():
         venv.create(VENV, with_pip=True)
     py = venv_python()
-    if run(py, "-m", "pip", "install", "--quiet", "--upgrade", "pip") != 0:
+    if run(py, "-m", "pip", "install", "--quiet", "--upgrade", "pip", quiet=True) != 0:
         sys.exit("pip could not be upgraded")
-    if run(py, "-m", "pip", "install", "--quiet", "-e", ".[dev]") != 0:
+    if run(py, "-m", "pip", "install", "--quiet", "-e", ".[dev]", quiet=True) != 0:
         sys.exit("the Python dependencies could not be installed")
     if (NODE_DIR / "package.json").exists():
         npm = shutil.which("npm")
+        if npm is None and not node:
+            print("Node.js is missing: `play` and `test` will need it (the local store)")
+            return
         if npm is None:
             sys.exit("Node.js (npm) is needed for the local DynamoDB-compatible store")
-        if run(npm, "ci", "--no-audit", "--no-fund", "--prefix", NODE_DIR) != 0:
+        if run(npm, "ci", "--no-audit", "--no-fund", "--prefix", NODE_DIR, quiet=True) != 0:
             sys.exit("the Node.js dependencies could not be installed")
     stamp.write_text(digest.hexdigest())
 
 
+CHECKOV_TEMPLATE = ["--framework", "cloudformation", "--file", "template.yaml"]
+
+
+def ensure_checkov() -> Path:
+    """checkov in `.venv/checkov`, at the version pyproject.toml pins; its executable."""
+    pin = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["menteur"]["checkov"]
+    home = VENV / "checkov"
+    stamp = home / ".installed"
+    if not (stamp.exists() and stamp.read_text() == pin):
+        venv.create(home, with_pip=True, clear=True)
+        if run(home / "bin" / "python", "-m", "pip", "install", "--quiet", pin) != 0:
+            sys.exit("checkov could not be installed")
+        stamp.write_text(pin)
+    return home / "bin" / "checkov"
+
+
 def test(args: list[str]) -> int:
     py = str(venv_python())
+    checkov = ensure_checkov()
     steps: list[list[str]] = [
         [py, "-m", "ruff", "check", "."],
         [py, "-m", "ruff", "format", "--check", "."],
         [py, "-m", "mypy"],
         [str(venv_python().parent / "lint-imports")],  # the layers (pyproject.toml)
         [str(venv_python().parent / "cfn-lint"), "template.yaml"],
+        # The template's IaC check: every skip is in the template, with its reason. Offline:
+        # --skip-download keeps it from fetching guidelines from its vendor's servers.
+        [str(checkov), "--quiet", "--compact", "--skip-download", *CHECKOV_TEMPLATE],
         [py, "-m", "pytest", *args],
     ]
     for step in steps:
@@ -93,7 +130,13 @@ def play(args: list[str]) -> int:
                 continue
 
 
-COMMANDS = {"test": test, "play": play}
+def install(args: list[str]) -> int:
+    """Nothing more than the install `main` has done: the `.venv` for deploying."""
+    print("installed: .venv (`python3 infra/dev.py test` runs the checks)")
+    return 0
+
+
+COMMANDS = {"test": test, "play": play, "install": install}
 
 
 def main() -> int:
@@ -102,7 +145,7 @@ def main() -> int:
         sys.exit("Python 3.11 or newer is needed")
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
         sys.exit(f"usage: python3 infra/dev.py {{{'|'.join(COMMANDS)}}} [args...]")
-    ensure_installed()
+    ensure_installed(node=sys.argv[1] != "install")
     return COMMANDS[sys.argv[1]](sys.argv[2:])
 
 

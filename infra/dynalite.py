@@ -19,6 +19,7 @@ import atexit
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -39,6 +40,7 @@ REGION = "us-east-1"
 _READY_LINE = "listening at"
 # Any non-empty credentials do: dynalite checks none, and the client is bound to a local
 # endpoint, so these never reach AWS.
+ORPHAN_TIMEOUT = 5.0  # seconds a dead runner's dynalite has to stop on SIGTERM
 DUMMY_CREDENTIALS = {"aws_access_key_id": "local", "aws_secret_access_key": "local"}
 
 
@@ -55,6 +57,9 @@ class FolderInUse(DynaliteError):
 
 
 LOCK_FILE = "runner.lock"
+# The pid of the dynalite serving the folder, while it runs: a runner killed without a chance to
+# stop it (SIGKILL, a closed terminal) leaves it running, holding LevelDB's own lock on the files.
+PID_FILE = "dynalite.pid"
 
 
 def _free_port() -> int:
@@ -82,13 +87,15 @@ class Dynalite:
         port: int | None = None,
         startup_timeout: float = 15.0,
     ) -> None:
-        self.path = Path(path) if path is not None else None
+        # Absolute: dynalite runs in NODE_DIR, where a relative path would mean another folder.
+        self.path = Path(path).resolve() if path is not None else None
         self._requested_port = port
         self.startup_timeout = startup_timeout
         self.port: int | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
         self._lock: IO[bytes] | None = None
+        self.stopped_orphan: int | None = None  # the pid of a dead runner's dynalite, stopped
 
     @property
     def endpoint_url(self) -> str:
@@ -126,6 +133,8 @@ class Dynalite:
             try:
                 if self.path is not None:
                     self._lock_folder(self.path)
+                    if self._lock is not None:
+                        self._stop_orphan(self.path)
                 self._spawn(node, port)
                 return self
             except FolderInUse:
@@ -156,6 +165,43 @@ class Dynalite:
             raise FolderInUse(path) from None
         self._lock = lock
 
+    def _stop_orphan(self, path: Path) -> None:
+        """Stop the dynalite a dead runner left serving `path`, if one still runs. The folder's
+        lock is held, so no live runner uses it: a process named in the pid file that is still
+        this folder's dynalite is an orphan, and its LevelDB lock would fail every request of a
+        new one. A pid the system gave to another process since is left alone."""
+        pid_file = path / PID_FILE
+        try:
+            pid = int(pid_file.read_text())
+        except (OSError, ValueError):
+            return
+        if self._serves(pid, path):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGTERM)
+            deadline: float | None = time.monotonic() + ORPHAN_TIMEOUT
+            while self._serves(pid, path):
+                if deadline is not None and time.monotonic() >= deadline:
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+                    deadline = None
+                time.sleep(0.05)
+            self.stopped_orphan = pid
+        pid_file.unlink(missing_ok=True)
+
+    @staticmethod
+    def _serves(pid: int, path: Path) -> bool:
+        """Whether process `pid` runs and is the dynalite of folder `path` (a zombie is not)."""
+        try:
+            args = subprocess.run(
+                ["ps", "-ww", "-o", "args=", "-p", str(pid)],
+                capture_output=True,
+                text=True,
+                check=False,
+            ).stdout
+        except OSError:  # no ps: nothing is known to be running
+            return False
+        return str(DYNALITE_BIN) in args and f"--path {path}" in args
+
     def _spawn(self, node: str, port: int) -> None:
         command = [node, str(DYNALITE_BIN), "--host", HOST, "--port", str(port)]
         if self.path is not None:
@@ -175,6 +221,8 @@ class Dynalite:
         )
         self.port = port
         atexit.register(self.stop)
+        if self.path is not None:
+            (self.path / PID_FILE).write_text(str(self._process.pid))
         deadline = time.monotonic() + self.startup_timeout
         # Ready once dynalite says it listens (so a server of someone else's that got the port
         # first is not mistaken for it) and a connection goes through.
@@ -208,6 +256,8 @@ class Dynalite:
                 except subprocess.TimeoutExpired:
                     process.kill()
                     process.wait()
+            if self.path is not None and self._lock is not None:  # the folder's own
+                (self.path / PID_FILE).unlink(missing_ok=True)
         if self._log is not None:
             self._log.close()
             self._log = None

@@ -1,7 +1,8 @@
 """Run Menteur on this machine through the same code as Lambda.
 
     python3 infra/dev.py play [--players N] [--lang en|ar|fr] [--clock S|off] [--name NAME] [--new]
-                              [--level easy|normal|hard] [--offline] [--data DIR]
+                              [--level easy|normal|hard] [--offline] [--take-webhook]
+                              [--data DIR]
 
 Both modes start dynalite (a DynamoDB-compatible server process, from npm) keeping its data
 under `.local/dynalite`, create the games table from `template.yaml`, and drive the Lambda
@@ -16,8 +17,9 @@ entry points themselves:
   what moves computer players and lets a final play stand after 45 seconds.
 
 With TELEGRAM_BOT_TOKEN set, the bot runs for real by long polling (`deleteWebhook`, then
-`getUpdates` with a timeout): add it to a group and play. Without a token (or with --offline),
-an offline table in the terminal: see `infra/terminal.py`.
+`getUpdates` with a timeout): add it to a group and play. A bot whose webhook is set belongs to
+a deployed stack, which polling would leave without updates: refused unless --take-webhook.
+Without a token (or with --offline), an offline table in the terminal: see `infra/terminal.py`.
 
 Ctrl-C stops it: the step under way (an update, a tick) finishes, then everything this process
 started is stopped (the event loop and its HTTP client, the fake Telegram server, dynalite).
@@ -64,6 +66,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--offline", action="store_true", help="the terminal table even if a token is set"
+    )
+    parser.add_argument(
+        "--take-webhook",
+        action="store_true",
+        help="with a token: poll even if the bot's webhook (a deployed stack's) is set: removed",
     )
     # Unset unless given: a saved game is resumed as it is, and said to differ from them.
     parser.add_argument(
@@ -141,12 +148,13 @@ def main(argv: list[str] | None = None) -> int:
                 table_name=os.environ.get("TABLE_NAME") or TABLE,
                 webhook_secret=secrets.token_urlsafe(32),
             )
-            serve(settings, args.data, interrupts)
+            serve(settings, args.data, interrupts, take_webhook=args.take_webhook)
         else:
-            _configure_logging(args.data.parent / "offline.log", interrupts, token)
+            _configure_logging(args.data.parent / terminal.OFFLINE_LOG, interrupts, token)
             terminal.play(args, interrupts)
     except KeyboardInterrupt:
-        # The `with` blocks have stopped everything on the way out.
+        # The `with` blocks have stopped everything on the way out. (The offline table says
+        # it in its own language, once it has one.)
         print(f"\nStopped. A game under way is kept in {shown(args.data)}.", flush=True)
     except FolderInUse:
         print(

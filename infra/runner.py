@@ -27,6 +27,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, Self
 
+from botocore.exceptions import BotoCoreError, ClientError
 from telegram.error import Conflict, InvalidToken, NetworkError, TelegramError
 from telegram.warnings import PTBUserWarning
 
@@ -35,7 +36,7 @@ from handlers import questions, registration, telegram_io, timer, timing, webhoo
 from handlers.config import Settings
 from handlers.dynamo import DynamoStore
 from handlers.runtime import Runtime
-from infra.dynalite import REGION, Dynalite
+from infra.dynalite import REGION, Dynalite, DynaliteError
 from infra.table import create_table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,7 +48,7 @@ TICK_SECONDS = 1.0  # the timer's sweep, in place of the one-minute scheduled ru
 POLL_TIMEOUT = 1  # seconds a getUpdates waits for an update: a tick comes after each poll
 RETRY_PAUSE = 2.0  # after a network error, or an update the handler asked to have again
 BAD_TOKEN = "Telegram refused TELEGRAM_BOT_TOKEN: check it with @BotFather."
-TELEGRAM_API = "https://api.telegram.org/bot"  # python-telegram-bot's own base URL
+TELEGRAM_API = "https://api.telegram.org"  # Telegram's Bot API, where no base URL is set
 ANSWER_SHOWN = 200  # characters of a server's answer quoted in the runner's one line
 LOGGER = logging.getLogger("menteur.local")
 
@@ -149,7 +150,10 @@ class LocalBot:
             client = self.dynalite.client(
                 retries={"max_attempts": 2, "mode": "standard"}, connect_timeout=2, read_timeout=10
             )
-            create_table(client, self.settings.table_name)
+            try:
+                create_table(client, self.settings.table_name)
+            except (BotoCoreError, ClientError) as error:  # its first request: one line, no trace
+                raise DynaliteError(f"dynalite did not answer: {error}") from error
             store = DynamoStore(client, self.settings.table_name)
             self._runtime = Runtime(self.settings, store=store, clock=self.clock)
         except BaseException:
@@ -254,13 +258,15 @@ class Poller:
         self.offset: int | None = None
         self.stalled = False  # the last poll stopped at an update the handler could not take
 
-    def start(self) -> str:
-        """Remove the bot's webhook, without which getUpdates is refused; returns its URL
-        ("" if none was set). Pending updates are kept: they are played on."""
-        bot = self.local.rt.bot
-        info = self.local.rt.run(bot.get_webhook_info())
-        self.local.rt.run(bot.delete_webhook(drop_pending_updates=False))
-        return info.url or ""
+    def webhook(self) -> str:
+        """The URL of the bot's webhook, "" if none is set. While one is set, Telegram sends
+        the updates there (a deployed stack) and refuses getUpdates."""
+        return self.local.rt.run(self.local.rt.bot.get_webhook_info()).url or ""
+
+    def start(self) -> None:
+        """Remove the bot's webhook, without which getUpdates is refused. Pending updates are
+        kept: they are played on."""
+        self.local.rt.run(self.local.rt.bot.delete_webhook(drop_pending_updates=False))
 
     def poll_once(self, timeout: int = POLL_TIMEOUT) -> int:
         """One getUpdates (waiting up to `timeout` seconds for one); returns how many updates
@@ -372,7 +378,10 @@ def refusal(error: TelegramError, settings: Settings) -> str:
     said = str(error.message).replace(settings.bot_token, "<TELEGRAM_BOT_TOKEN>")
     said = said if len(said) <= ANSWER_SHOWN else said[: ANSWER_SHOWN - 1] + "…"
     if isinstance(error, NetworkError):
-        return f"The Bot API at {where} could not be reached: {said}"
+        return (
+            f"The Bot API at {where} could not be reached: {said.rstrip('.')}. Without it, unset "
+            "TELEGRAM_BOT_TOKEN (or add --offline) to play the offline table in this terminal."
+        )
     if error.__cause__ is not None:
         return (
             f"The server at {where} is not a Bot API: it answered {said}. "
@@ -388,20 +397,32 @@ def refusal(error: TelegramError, settings: Settings) -> str:
     return f"The Bot API at {where} answered: {said}"
 
 
-def serve(settings: Settings, data_dir: Path, interrupts: Interrupts) -> None:
-    """Run the bot on Telegram until Ctrl-C: poll, hand updates over, tick every second."""
+def serve(
+    settings: Settings, data_dir: Path, interrupts: Interrupts, *, take_webhook: bool = False
+) -> None:
+    """Run the bot on Telegram until Ctrl-C: poll, hand updates over, tick every second. A bot
+    whose webhook is set belongs to a deployed stack: polling would take its updates away, so
+    it is refused unless `take_webhook`."""
     with LocalBot(settings, data_dir=data_dir) as local:
         poller = Poller(local)
         with interrupts.step():
             try:
                 name = local.rt.run(questions.username(local.rt.bot))
-                removed = poller.start()
+                hooked = poller.webhook()
+                if hooked and not take_webhook:
+                    sys.exit(
+                        f"@{name} has a webhook ({hooked}): a deployed stack gets its updates. "
+                        "Polling would remove the webhook and leave that stack without them; "
+                        "add --take-webhook to poll all the same."
+                    )
+                poller.start()
             except TelegramError as error:
                 sys.exit(refusal(error, settings))
-        if removed:
+        if hooked:
             print(
-                f"Note: the bot's webhook ({removed}) was removed so that it can be polled; "
-                "register it again to hand the bot back to the deployed stack.",
+                f"Note: the bot's webhook ({hooked}) was removed so that it can be polled; "
+                "`.venv/bin/python -m infra.telegram_setup register --stack NAME` hands it back "
+                "to the deployed stack.",
                 flush=True,
             )
         print(

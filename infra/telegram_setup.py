@@ -81,21 +81,33 @@ class AwsClients:
     @classmethod
     def create(cls, region: str | None) -> AwsClients:
         import boto3  # noqa: PLC0415 (generate-secret needs no AWS at all)
-        from botocore.exceptions import NoRegionError  # noqa: PLC0415
 
-        # boto3 reads AWS_DEFAULT_REGION only; the AWS CLI also reads AWS_REGION: so do we.
-        session = boto3.session.Session(region_name=region or os.environ.get("AWS_REGION"))
-        try:
-            return cls(
-                session.client("cloudformation"),
-                session.client("ssm"),
-                session.client("cloudwatch"),
-            )
-        except NoRegionError:
-            raise SetupError(
-                "no AWS region: pass --region, or set AWS_REGION to the stack's region "
-                "(sam reads AWS_DEFAULT_REGION, or its own --region)"
-            ) from None
+        session = boto3.session.Session(region_name=region)
+        if region is None:
+            check_region(session.region_name, os.environ.get("AWS_REGION"))
+        return cls(
+            session.client("cloudformation"),
+            session.client("ssm"),
+            session.client("cloudwatch"),
+        )
+
+
+def check_region(found: str | None, cli: str | None) -> None:
+    """The region is the one sam reads: AWS_DEFAULT_REGION, or the profile's (boto3's chain,
+    which this script's clients follow too). The AWS CLI prefers AWS_REGION: set alone, or to
+    another region, it sends the CLI's commands (the parameters written) one way and sam's
+    deployment another. So each such case is refused in one line."""
+    if found is None:
+        raise SetupError(
+            "no AWS region: export AWS_DEFAULT_REGION=<the stack's region> (the AWS CLI, sam "
+            "and this script all read it), or pass --region"
+            + (f"; AWS_REGION={cli} is read by the AWS CLI, not by sam" if cli else "")
+        )
+    if cli and cli != found:
+        raise SetupError(
+            f"AWS_REGION is {cli} but AWS_DEFAULT_REGION (or the profile) says {found}: the AWS "
+            "CLI reads the first, sam the second. Unset AWS_REGION, or pass --region"
+        )
 
 
 @dataclass(frozen=True)
@@ -384,7 +396,9 @@ def parse(argv: Sequence[str] | None) -> Options:
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--stack", default=DEFAULT_STACK, help="the stack name given to sam")
-    common.add_argument("--region", help="the stack's region (default: the AWS CLI's)")
+    common.add_argument(
+        "--region", help="the stack's region (default: AWS_DEFAULT_REGION, or the profile's)"
+    )
     common.add_argument(
         "--token-parameter",
         help=f"SSM parameter of the bot token (default: the stack's {TOKEN_PARAMETER_KEY})",

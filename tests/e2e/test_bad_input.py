@@ -31,6 +31,7 @@ from infra.harness import GROUP, OTHER_GROUP, SECRET, Person, people
 from infra.harness.bot import running_bot
 from infra.harness.screens import button
 from infra.harness.updates import Reply, event
+from tests.support import updates as generated
 from tests.support.corpus import (
     ARABIC,
     CALLBACK_LIMIT,
@@ -795,3 +796,43 @@ def test_fuzzed_update_json_changes_nothing(caplog: pytest.LogCaptureFixture) ->
 def test_fuzzed_mutations_of_real_updates_change_nothing(caplog: pytest.LogCaptureFixture) -> None:
     with game_in_play() as scene:
         _fuzz(scene, caplog, mutations(refused_updates(scene)))
+
+
+# --- every kind of update, generated from the Bot API's types ---------------------------------
+
+SENDS = ("sendMessage", "editMessageText", "editMessageReplyMarkup", "sendChatAction")
+ALL = list(HealthCheck)
+
+
+@pytest.mark.usefixtures("ptb_timedelta")  # as deployed: periods are timedeltas, unwarned
+def test_generated_updates_of_every_kind_are_answered_200_and_change_no_game(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Twelve updates of each of the Bot API's kinds, sixty of the two the bot reads, messages
+    and button presses, and sixty commands (`tests.support.updates`: from
+    python-telegram-bot's classes), from people at no table, in the game's group, another, a
+    channel and private chats: each answered 200 with no error logged, nothing sent to a chat
+    it did not come from, and the running game unchanged."""
+    with game_in_play() as scene:
+        before = games(scene)
+        tg = scene.table.tg
+
+        def check(drawn: dict[str, Any]) -> None:
+            caplog.clear()
+            calls = len(tg.calls())
+            response = scene.deliver(event(drawn))
+            assert response["statusCode"] == 200, drawn
+            errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+            assert errors == [], drawn
+            assert games(scene) == before, f"the game was changed by {drawn}"
+            sent = {c.chat_id for c in tg.calls()[calls:] if c.method in SENDS}
+            assert sent <= generated.writers(drawn), (sent, drawn)
+
+        for kind in generated.KINDS:
+            # The kinds the bot reads get more: most of their fields matter.
+            examples = 60 if kind in ("message", "callback_query") else 12
+            run = settings(max_examples=examples, deadline=None, suppress_health_check=ALL)
+            run(given(generated.updates(kind))(check))()
+        run = settings(max_examples=60, deadline=None, suppress_health_check=ALL)
+        run(given(generated.commands())(check))()
+        assert_replies_within_the_flood_limit(scene)

@@ -19,7 +19,7 @@ import pytest
 from engine import CLOCK_DEFAULT, Phase, settle, view
 from engine import events as ev
 from engine.cards import RANKS, is_lie
-from handlers import callbacks
+from handlers import callbacks, render
 from handlers.callbacks import Kind
 from handlers.text import FSI, PDI, RLM, t, tn
 from infra.fake_telegram import StoredMessage, covered, message_update
@@ -389,6 +389,21 @@ def test_r20_newgame_with_seconds_sets_the_clock_of_this_game_only() -> None:
         table.say(players[0], "/settings 90")  # as it is already: said so, nothing changes
         assert len(sent_to(table, GROUP)) == said + 1
         assert plain(sent_to(table, GROUP)[-1]) == plain(t("en", "note_clock", seconds=90))
+
+
+def test_r20_rules_say_this_tables_clock_in_the_group_and_the_groups_choice_in_private() -> None:
+    players = people(2)
+    with running_bot() as table:
+        open_and_start(table, players, "/newgame 30")
+        table.say(players[0], "/rules")
+        assert sent_to(table, GROUP)[-1] == render.rules("en", 30)
+        assert plain(t("en", "rules_clock", seconds=30)) in plain(sent_to(table, GROUP)[-1])
+        table.say(players[0], "/stop")
+        table.say(players[0], "/newgame off")  # in its lobby: that game's clock
+        table.say(players[0], "/rules")
+        assert plain(t("en", "rules_clock_off")) in plain(sent_to(table, GROUP)[-1])
+        table.say(players[0], "/rules", chat=players[0].id)
+        assert sent_to(table, players[0].id)[-1] == render.rules("en", None)
 
 
 # --- until when, in each reader's own time zone ------------------------------------------------

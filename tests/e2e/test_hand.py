@@ -60,4 +60,6 @@ def test_a_hand_link_of_an_earlier_game_sends_nothing_but_a_reason() -> None:
         hands = len(table.tg.calls("sendMessage", chat_id=person.id))
         table.say(person, stale, chat=person.id)
         sent = table.tg.calls("sendMessage", chat_id=person.id)[hands:]
-        assert [c.params["text"] for c in sent] == [t("en", "old_game")]
+        # The words a link to a game one is not in gets: a link must not tell whether its chat
+        # has a game (issue 24).
+        assert [c.params["text"] for c in sent] == [t("en", "not_playing")]

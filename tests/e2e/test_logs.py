@@ -1,8 +1,10 @@
-"""No log line holds a secret: a whole game logged at DEBUG and at INFO, every record read."""
+"""No log line holds a secret, nor a person's id: a whole game logged at DEBUG and at INFO,
+every record read."""
 
 from __future__ import annotations
 
 import logging
+import re
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,7 +15,7 @@ from engine import Phase
 from handlers import logs
 from handlers.callbacks import Kind
 from handlers.store import Record
-from infra.fake_telegram import bad_request, server_error
+from infra.fake_telegram import bad_request, blocked_by_user, server_error
 from infra.harness import GROUP, SECRET, TOKEN, Person, by_id, people
 from infra.harness.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
 from infra.harness.screens import button
@@ -105,6 +107,27 @@ def test_no_record_holds_the_token_its_key_or_the_webhook_secret(level: str) -> 
         leaks = [text for text in texts if secret.lower() in text.lower()]
         assert not leaks, f"{secret!r} logged: {leaks[0][:300]}"
     assert any(logs.REDACTED in text for text in texts), "the echoed token reached a record"
+
+
+def test_no_record_names_a_person_by_their_id() -> None:
+    """A private chat's id is its user's, personal data: the logs say "private" for it, and
+    name groups (negative ids) as they are. Every record of a game at DEBUG, with a player's
+    private chat refusing the bot and a forged button pressed in private, is read for the
+    players' ids."""
+    players = people(3, "en", first_id=777_001)
+    with everything_logged() as capture, running_bot(seed=3, log_level="DEBUG") as table:
+        a_whole_game_with_failures(table, players)
+        table.tg.fail_next("sendMessage", players[2].id, error=blocked_by_user())
+        table.say(players[2], "/help", chat=players[2].id)
+        hand = table.latest(players[0].id)
+        table.press(players[0], players[0].id, hand.message_id, "forged")
+    texts = list(capture.texts())
+    ids = re.compile(r"(?<!\d)(?:" + "|".join(str(p.id) for p in players) + r")(?!\d)")
+    leaks = [text for text in texts if ids.search(text)]
+    assert not leaks, f"a person's id logged: {leaks[0][:300]}"
+    assert any(f'"chat": "{logs.PRIVATE}"' in text for text in texts), "private chats logged"
+    assert any(f"sendMessage {logs.PRIVATE}: " in text for text in texts), "the 403 logged"
+    assert any(f'"chat": {GROUP}' in text for text in texts), "the group's lines name it"
 
 
 def test_a_library_record_and_an_exception_are_redacted_whatever_the_logger() -> None:

@@ -102,3 +102,18 @@ def test_a_group_that_answers_403_ends_its_game_even_unheard() -> None:
         assert_all_ended(forum, [None])
         refused = [c for c in forum.tg.calls(chat_id=GROUP) if not c.ok]
         assert len(refused) == 1, "one refusal, then nothing more is tried"
+
+
+def test_a_lobby_ended_by_the_bots_removal_sends_no_hand_to_its_members() -> None:
+    """Nobody in a lobby was dealt a hand: its end writes nothing into their private chats
+    (no "Your hand · 0 cards")."""
+    with running_bot(seed=4) as table:
+        forum = Forum(table)
+        lobby = forum.tg.open_topic(GROUP)
+        forum.say(ANN, "/newgame", lobby)
+        for person in (ANN, BOB):
+            forum.join(person, lobby)
+        private = {p: len(forum.tg.chat_messages(p.id)) for p in (ANN, BOB)}
+        assert forum.post(membership(forum, "kicked")).status == 200
+        assert_all_ended(forum, [lobby])
+        assert {p: len(forum.tg.chat_messages(p.id)) for p in (ANN, BOB)} == private

@@ -1,7 +1,8 @@
 """A whole game through the webhook and the timer, read back from its metrics: each outcome
 line's Embedded Metric Format figures add up to what happened (the moves made, the games, what
 the fake Bot API answered, 429s and a 403 included, One-tap Join's questions apart), and no
-dimension names a person or a group."""
+dimension names a person or a group; with the default, basic set, the lines write only the
+few metrics of that set (tests/unit/test_alarms.py counts them against the free tier)."""
 
 from __future__ import annotations
 
@@ -17,11 +18,11 @@ import pytest
 
 from engine import Phase
 from engine.events import StopReason
-from handlers.metrics import METRICS, OUTCOME_LOGGERS
+from handlers.metrics import METRICS, OUTCOME_LOGGERS, dimensions
 from handlers.outcomes import Result
 from handlers.store import Conflict, Record
 from infra.fake_telegram import blocked_by_user, too_many_requests
-from infra.harness import GROUP, GROUP_TITLE, by_id, people
+from infra.harness import GROUP, GROUP_TITLE, Person, by_id, people
 from infra.harness.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
 from infra.harness.stack import listening
 
@@ -60,6 +61,8 @@ class Lines(logging.Handler):
 
 
 def emitted(doc: dict[str, Any]) -> set[str]:
+    if "_aws" not in doc:
+        return set()
     return {m["Name"] for d in doc["_aws"]["CloudWatchMetrics"] for m in d["Metrics"]}
 
 
@@ -70,40 +73,48 @@ def captured() -> Iterator[Lines]:
         yield lines
 
 
-def with_metrics(table: Table) -> None:
-    table.rt.settings = dataclasses.replace(table.rt.settings, metrics_namespace=NAMESPACE)
+def with_metrics(table: Table, *, detailed: bool = True) -> None:
+    table.rt.settings = dataclasses.replace(
+        table.rt.settings, metrics_namespace=NAMESPACE, metrics_detailed=detailed
+    )
     # Every button's answer is then a request of the bot's own, counted with the others (the
     # webhook reply would be performed by Telegram, by the test here).
     table.rt.app.service.webhook_replies = False
+
+
+def a_game_with_refusals(table: Table, players: list[Person]) -> Person:
+    """A whole game with a 403 and two 429s; returns who won it."""
+    open_and_start(table, players, "/newgame off")
+    # A 403: a player's private chat refuses the bot (their /help goes unanswered).
+    table.tg.fail_next("sendMessage", players[2].id, error=blocked_by_user())
+    table.say(players[2], "/help", chat=players[2].id)
+    # A 429 waited out within the update (1 s is under the wait allowed), and one too
+    # long to wait: the screens are owed, and the timer draws them again.
+    table.tg.fail_next(None, GROUP, error=too_many_requests(1))
+    first = by_id(players, table.game().awaited)
+    table.play(first, set(sorted(table.hand(first))[:1]))
+    table.tg.fail_next(None, GROUP, error=too_many_requests(10))
+    second = by_id(players, table.game().awaited)
+    table.play(second, set(sorted(table.hand(second))[:1]))
+    owed = table.record().owed
+    assert owed is not None, "a redraw is owed"
+    table.clock.advance(owed - table.clock.now + 1.5)
+    table.tick()
+    assert table.record().owed is None, "and paid"
+
+    finisher = play_to_a_final_play(table, players, Watcher(table, players))
+    deadline = table.game().deadline
+    assert deadline is not None
+    table.clock.advance(deadline - table.clock.now + 2.0)
+    table.tick()  # nobody challenged in time: the final play stands and wins
+    return finisher
 
 
 def test_a_whole_game_through_the_webhook_and_the_timer_adds_up_in_its_metrics() -> None:
     players = people(3)
     with running_bot(seed=3) as table, captured() as lines:
         with_metrics(table)
-        open_and_start(table, players, "/newgame off")
-        # A 403: a player's private chat refuses the bot (their /help goes unanswered).
-        table.tg.fail_next("sendMessage", players[2].id, error=blocked_by_user())
-        table.say(players[2], "/help", chat=players[2].id)
-        # A 429 waited out within the update (1 s is under the wait allowed), and one too
-        # long to wait: the screens are owed, and the timer draws them again.
-        table.tg.fail_next(None, GROUP, error=too_many_requests(1))
-        first = by_id(players, table.game().awaited)
-        table.play(first, set(sorted(table.hand(first))[:1]))
-        table.tg.fail_next(None, GROUP, error=too_many_requests(10))
-        second = by_id(players, table.game().awaited)
-        table.play(second, set(sorted(table.hand(second))[:1]))
-        owed = table.record().owed
-        assert owed is not None, "a redraw is owed"
-        table.clock.advance(owed - table.clock.now + 1.5)
-        table.tick()
-        assert table.record().owed is None, "and paid"
-
-        finisher = play_to_a_final_play(table, players, Watcher(table, players))
-        deadline = table.game().deadline
-        assert deadline is not None
-        table.clock.advance(deadline - table.clock.now + 2.0)
-        table.tick()  # nobody challenged in time: the final play stands and wins
+        finisher = a_game_with_refusals(table, players)
         game = table.game()
         assert game.phase is Phase.OVER and game.winner is not None
         assert game.ids[game.winner] == finisher.id
@@ -153,6 +164,29 @@ def test_a_whole_game_through_the_webhook_and_the_timer_adds_up_in_its_metrics()
                 for metric in directive["Metrics"]:
                     assert metric["Name"] in METRICS
                     assert type(doc[metric["Name"]]) in (int, float)
+
+
+def test_by_default_the_lines_write_only_the_basic_metrics() -> None:
+    """The default deployment's lines: metrics only on the lines that count something of the
+    basic set, each with the basic set's dimensions, so that the stack's custom metrics are
+    the few that tests/unit/test_alarms.py counts."""
+    players = people(3)
+    with running_bot(seed=3) as table, captured() as lines:
+        with_metrics(table, detailed=False)
+        a_game_with_refusals(table, players)
+    written: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+    for doc in lines.docs:
+        for directive in doc.get("_aws", {}).get("CloudWatchMetrics", []):
+            for metric in directive["Metrics"]:
+                sets = dimensions(metric["Name"], detailed=False)
+                assert [tuple(s) for s in directive["Dimensions"]] == list(sets)
+                for keys in sets:
+                    written.add((metric["Name"], tuple((k, doc[k]) for k in keys)))
+    basic = {name for name, metric in METRICS.items() if metric.basic}
+    assert {name for name, _ in written} == basic - {"Telegram401"}  # the token was fine
+    assert ("GamesEnded", (("Function", "timer"),)) in written  # ended by the clock
+    assert len(written) <= 10
+    assert any("_aws" not in doc for doc in lines.docs), "an ordinary update: a plain line"
 
 
 def test_without_a_namespace_the_outcome_lines_carry_no_metrics() -> None:

@@ -9,6 +9,8 @@ computer players, and names with nothing visible in them.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from engine import Phase, mask_of
@@ -203,3 +205,36 @@ def test_a_long_name_is_cut_with_an_ellipsis_on_the_table() -> None:
         assert stored == "Bartholomew Fitzg…"
         lobby = visible(table.tg.message(GROUP, table.record().table_msg or 0).text or "")  # type: ignore[union-attr]
         assert "1. Bartholomew Fitzg…" in lobby.split("\n")
+
+
+def test_a_first_name_of_nothing_is_seated_as_player_n_by_every_way_in() -> None:
+    """The Bot API's types allow a `first_name` of "": Join's one tap, the seat link's Start and
+    Play again each seat its owner as "Player N", numbered apart, and answer 200."""
+    ann, tapper, linked, again = (Person(601 + i, name) for i, name in enumerate("ABCD"))
+    with running_bot(seed=3) as table:
+
+        def nameless(update: dict[str, Any], key: str) -> Reply:
+            update[key]["from"]["first_name"] = ""
+            update[key]["from"].pop("last_name", None)
+            reply = table.post(update)
+            assert reply.status == 200
+            return reply
+
+        for person in (tapper, again):  # people the bot may write to: seated at one tap
+            table.say(person, "/help", person.id)
+        table.say(ann, "/newgame")
+        table.join(ann)
+        join = table.group_message_with(Kind.JOIN)
+        data = button(join, Kind.JOIN)
+        assert data is not None
+        nameless(table.updates.press(tapper, GROUP, join.message_id, data), "callback_query")
+        link = f"/start j{GROUP}_{table.record().game_id}"
+        nameless(table.updates.message(linked, link, linked.id), "message")
+        assert table.game().names == ("A", "Player 1", "Player 2")
+        table.say(ann, "/stop")
+        end = table.group_message_with(Kind.AGAIN)
+        data = button(end, Kind.AGAIN)
+        assert data is not None
+        nameless(table.updates.press(again, GROUP, end.message_id, data), "callback_query")
+        assert table.game().phase is Phase.LOBBY
+        assert table.game().names == ("Player 1",)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from engine import Phase
-from handlers import callbacks, robots
+from handlers import callbacks, render, robots
 from handlers.app import ANONYMOUS_ADMIN
 from handlers.callbacks import Kind, Press
 from handlers.text import FSI, PDI, SUPPORTED, t
@@ -285,6 +285,24 @@ def test_the_opener_sets_this_games_language_only_and_the_next_game_speaks_the_c
         assert replies(table)[-1] == t("en", "refusal_chat_settings")
 
 
+def test_a_table_drawn_again_in_another_language_keeps_no_line_of_the_former() -> None:
+    """The table's note is text, written in the language of its time: a new language drops it
+    rather than show it beside the table's other lines in the new one."""
+    with running_bot() as table:
+        table.tg.admins.add((GROUP, ADA.id))
+        table.say(ANN, "/newgame")
+        table.join(ANN)
+        table.join(BOB)
+        table.press_button(ANN, table.group_message_with(Kind.START), Kind.START)
+        table.say(ANN, "/stop")
+        said = t("en", "stopped_by", name="Ann")
+        assert said in (table.table_message().text or "")
+        table.say(ADA, "/language")
+        message, arabic = language_button(table, 1)
+        table.press(ADA, GROUP, message, arabic)
+        assert table.table_message().text == t("ar", "title_stopped")
+
+
 def language_button_of(table: Table, message: int, lang_index: int) -> str:
     shown = table.tg.message(GROUP, message)
     assert shown is not None
@@ -361,9 +379,9 @@ def test_a_message_as_the_group_from_anyone_but_telegrams_anonymous_admin_is_ref
 def test_a_channel_may_still_read_the_rules_the_help_and_the_table() -> None:
     with lobby() as scene:
         table = scene.table
-        for command, key in (("/rules", "rules"), ("/help", "help_group")):
+        for command, said in (("/rules", render.rules("en", 90)), ("/help", t("en", "help_group"))):
             as_channel(table, command)
-            assert replies(table)[-1] == t("en", key)
+            assert replies(table)[-1] == said
         sent = len(replies(table))
         as_channel(table, "/table")
         assert len(replies(table)) == sent + 1

@@ -5,13 +5,15 @@ button a moment ago is looking already."""
 
 from __future__ import annotations
 
+import pytest
+
 from engine import Phase
 from handlers.callbacks import Kind
 from handlers.plan import LOOKING_SECONDS
 from handlers.text import t
 from infra.harness import GROUP_TITLE, Person, by_id, people
-from infra.harness.bot import Table, open_and_start, running_bot
-from infra.harness.screens import buttons
+from infra.harness.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
+from infra.harness.screens import button, buttons, selected, shown_cards
 
 
 def with_buttons(table: Table, person: Person) -> list[int]:
@@ -85,3 +87,58 @@ def test_the_person_who_decides_on_a_final_play_is_told_too() -> None:
         told = t("en", "ping_decide", group=GROUP_TITLE, player=finalist.name)
         assert sent_to(table, decider)[-1] == told
         assert with_buttons(table, decider) == [table.record().hand_msgs[decider.id]]
+
+
+def shout_on_the_table(table: Table, person: Person) -> None:
+    table.press_button(person, table.group_message_with(Kind.SHOUT), Kind.SHOUT)
+
+
+@pytest.mark.parametrize("lang", ["en", "fr"])
+def test_r10_whoever_was_about_to_play_is_told_once_why_a_challenge_took_the_turn(
+    lang: str,
+) -> None:
+    players = people(3, lang)
+    with running_bot(seed=3) as table:
+        open_and_start(table, players)
+        game = table.game()
+        mover = by_id(players, game.awaited)
+        seat = game.ids.index(mover.id)
+        nxt, third = (by_id(players, game.ids[(seat + step) % 3]) for step in (1, 2))
+        table.play(mover, {min(table.hand(mover))})
+        # The next person selects a card, about to play; someone else shouts first.
+        table.select(nxt, {min(table.hand(nxt))})
+        before = {p: sent_to(table, p) for p in players}
+        shout_on_the_table(table, third)
+        game = table.game()
+        winner = by_id(players, game.awaited)
+        assert winner in (mover, third) and game.phase is Phase.PLAY
+        told = t(lang, "turn_taken", accuser=third.name, player=mover.name, name=winner.name)
+        assert sent_to(table, nxt)[len(before[nxt]) :] == [told]
+        # The hand, edited in place, shows the selection gone with the turn: no ✓, no Play.
+        hand = table.hand_message(nxt)
+        assert shown_cards(hand) == table.hand(nxt) and not selected(hand)
+        assert button(hand, Kind.PLAY) is None
+        # Once: nothing more for it, and nothing of it for the others.
+        table.say(third, "/table")
+        table.tick()
+        assert sent_to(table, nxt)[len(before[nxt]) :] == [told]
+        for other in (mover, third):
+            assert told not in sent_to(table, other)
+
+
+def test_r13_whoever_was_to_decide_on_a_final_play_is_told_why_a_lie_exposed_took_it() -> None:
+    players = people(3)
+    with running_bot(seed=3) as table:
+        open_and_start(table, players)
+        watcher = Watcher(table, players)
+        finalist = play_to_a_final_play(table, players, watcher)
+        decider = by_id(players, table.game().awaited)
+        third = next(p for p in players if p not in (finalist, decider))
+        before = sent_to(table, decider)
+        shout_on_the_table(table, third)
+        game = table.game()
+        assert game.phase is Phase.PLAY and game.awaited == third.id, "a lie: the accuser plays"
+        told = t(
+            "en", "turn_taken_decide", accuser=third.name, player=finalist.name, name=third.name
+        )
+        assert sent_to(table, decider)[len(before) :] == [told]

@@ -87,7 +87,8 @@ webhook = handlers.webhook.lambda_handler(
 timer = handlers.timer.lambda_handler({"Records": []}, None)
 
 # The custom resource, deleted: SSM cannot be reached (a closed port), yet CloudFormation gets
-# its answer, PUT to this stand-in for the pre-signed URL.
+# its answer, PUT to this stand-in for S3's pre-signed URL (the function answers only S3's hosts).
+import urllib.request
 answers = []
 
 class ResponseUrl(BaseHTTPRequestHandler):
@@ -106,10 +107,18 @@ class Context:
 
 server = HTTPServer(("127.0.0.1", 0), ResponseUrl)
 threading.Thread(target=server.handle_request, daemon=True).start()
+S3 = "https://cloudformation-custom-resource-response-useast1.s3.amazonaws.com"
+urlopen = urllib.request.urlopen
+
+def to_stand_in(request, timeout):
+    local = request.full_url.replace(S3, f"http://127.0.0.1:{server.server_address[1]}")
+    return urlopen(urllib.request.Request(local, request.data, method="PUT"), timeout=timeout)
+
+urllib.request.urlopen = to_stand_in
 handlers.custom_resource.lambda_handler(
     {
         "RequestType": "Delete",
-        "ResponseURL": f"http://127.0.0.1:{server.server_address[1]}/response",
+        "ResponseURL": f"{S3}/response?X-Amz-Signature=abc",
         "StackId": "arn:aws:cloudformation:us-east-1:123456789012:stack/menteur/1",
         "RequestId": "request-1",
         "LogicalResourceId": "TelegramRegistration",
@@ -157,6 +166,7 @@ LAMBDA_ENV = {
     "TELEGRAM_BOT_TOKEN": "123456:artifact-test-token",
     "TELEGRAM_WEBHOOK_SECRET": "artifact-test-secret",
     "TELEGRAM_API_BASE_URL": "http://127.0.0.1:9/bot",
+    "WEBHOOK_URL": "https://example.execute-api.us-east-1.amazonaws.com/webhook",
     "PTB_TIMEDELTA": "true",
     "LOG_LEVEL": "WARNING",
 }
@@ -274,6 +284,7 @@ def test_the_artifact_holds_the_project_and_its_dependencies_only(artifact: Path
     assert not set(DEV_ONLY) & top, sorted(set(DEV_ONLY) & top)
     catalogues = {path.name for path in (artifact / "handlers" / "i18n").glob("*.json")}
     assert catalogues == {f"{lang}.json" for lang in SUPPORTED}, "every language, French too"
+    assert (artifact / "handlers" / "confusables.json").is_file(), "the names' look-alikes"
 
 
 def test_every_handler_imports_and_runs_from_the_artifact_alone(artifact: Path) -> None:
@@ -305,17 +316,37 @@ def test_every_handler_imports_and_runs_from_the_artifact_alone(artifact: Path) 
 
 def test_sam_builds_in_the_project_folder_one_function_at_a_time() -> None:
     """`sam build` copied the whole folder, the 400+ MB .venv included, once per function
-    before running the Makefile, where building in place copies nothing. samconfig.toml
-    makes building in place the default; the three builds run pip in the same folder, so one
-    after the other."""
-    config = tomllib.loads((ROOT / "samconfig.toml").read_text())
-    build = config["default"]["build"]["parameters"]
-    assert build["build_in_source"] is True
-    assert not build.get("parallel", False)
+    before running the Makefile, where building in place copies nothing. Every `sam build` the
+    docs give says so (`--build-in-source`), and not `--parallel`: the three builds run pip in
+    the same folder, so one after the other. The flag is on the command, not in
+    samconfig.toml: that file is the deployer's own (`sam deploy --guided` writes their answers
+    there), kept out of git so that a pull never meets it."""
+    builds = [
+        line
+        for page in (ROOT / "README.md", *(ROOT / "docs").glob("*.md"))
+        for line in page.read_text(encoding="utf-8").splitlines()
+        if "sam build" in line and line.lstrip().startswith("sam build")
+    ]
+    assert len(builds) >= 4, builds  # the first deployment, updating, the two rotations
+    for line in builds:
+        assert line.lstrip().startswith("sam build --build-in-source"), line
+        assert "--parallel" not in line, line
+    assert "samconfig.toml" in (ROOT / ".gitignore").read_text().splitlines()
+    assert not (ROOT / "samconfig.toml").exists() or not tracked("samconfig.toml")
     rule = re.search(r"^build-WebhookFunction[^\n]*:\n((?:\t[^\n]*\n)+)", makefile_text(), re.M)
     assert rule is not None, "the functions' rule is gone from the Makefile"
     steps = rule[1].split("\n\t")
     assert steps[0].strip() == "rm -rf build", "setuptools' leftovers go before pip runs"
+
+
+def tracked(path: str) -> bool:
+    done = subprocess.run(
+        ["git", "ls-files", "--error-unmatch", path],
+        cwd=ROOT,
+        capture_output=True,
+        check=False,
+    )
+    return done.returncode == 0
 
 
 def makefile_text() -> str:

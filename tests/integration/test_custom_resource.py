@@ -1,9 +1,10 @@
 """The stack's custom resource, driven with CloudFormation's Create, Update and Delete requests.
 
 The two SSM SecureString parameters live in moto, Telegram is the fake Bot API server, and
-CloudFormation's pre-signed ResponseURL is a local HTTP server that records every PUT: so each
-test sees what the function told Telegram and what it answered CloudFormation, including when
-SSM, Telegram or the answer itself fails.
+CloudFormation's pre-signed ResponseURL names an S3 host, as a real one does, which the
+function's opener reaches as a local HTTP server that records every PUT: so each test sees what
+the function told Telegram and what it answered CloudFormation, including when SSM, Telegram or
+the answer itself fails, and that a request CloudFormation did not send is not obeyed.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import urllib.parse
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -37,6 +39,10 @@ SECRET_PARAMETER = "/menteur-test/webhook-secret"
 UPDATES = ["message", "callback_query", "my_chat_member"]
 SECRETS = (TOKEN, TOKEN.split(":")[1], SECRET)
 SECONDS = 60.0  # the function's Timeout, as Lambda's context would tell it
+# Where CloudFormation's answers go in eu-west-3: a pre-signed URL of this bucket.
+S3 = "https://cloudformation-custom-resource-response-euwest3.s3.eu-west-3.amazonaws.com"
+ATTACKER = "https://attacker.example/hook"
+URLOPEN = urllib.request.urlopen  # the real one, which a test replaces by S3's stand-in
 
 
 # ---------------------------------------------------------------------------------------------
@@ -62,7 +68,15 @@ class ResponseBucket:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/cfn-response/{uuid.uuid4()}?X-Amz-Signature=abc"
+        return f"{S3}/{urllib.parse.quote(STACK_ID, safe='')}/{uuid.uuid4()}?X-Amz-Signature=abc"
+
+    def open(self, request: urllib.request.Request, *, timeout: float) -> Any:
+        """The function's opener: S3's host is this local server (no test reaches the network)."""
+        assert request.full_url.startswith(f"{S3}/"), request.full_url
+        local = f"http://127.0.0.1:{self.port}{request.full_url.removeprefix(S3)}"
+        headers = dict(request.header_items())
+        moved = urllib.request.Request(local, request.data, headers, method=request.method)
+        return URLOPEN(moved, timeout=timeout)
 
     def last(self) -> dict[str, Any]:
         assert self.puts, "CloudFormation got no answer"
@@ -149,6 +163,8 @@ class Stack:
     bucket: ResponseBucket
     physical_id: str | None = None
     properties: dict[str, str] = field(default_factory=dict)
+    #: What the template put in the function's environment: the stack's own webhook URL.
+    webhook_url: str = URL
 
     def __post_init__(self) -> None:
         self.properties = {
@@ -157,9 +173,14 @@ class Stack:
             "WebhookUrl": URL,
             "BotTokenParameterName": TOKEN_PARAMETER,
             "WebhookSecretParameterName": SECRET_PARAMETER,
+            "TakeOverWebhook": "no",
             "SecretsRevision": "1",
             "CodeVersion": f"arn:aws:lambda:{REGION}:123456789012:function:menteur-Registration:1",
         }
+
+    @property
+    def environ(self) -> dict[str, str]:
+        return {"TELEGRAM_API_BASE_URL": self.tg.base_url, "WEBHOOK_URL": self.webhook_url}
 
     def event(self, kind: str, **changes: str) -> dict[str, Any]:
         event: dict[str, Any] = {
@@ -181,12 +202,7 @@ class Stack:
     def send(self, kind: str, *, seconds: float = SECONDS, **changes: str) -> dict[str, Any]:
         """One request; returns what CloudFormation received (checked against what was sent)."""
         event = self.event(kind, **changes)
-        returned = handle(
-            event,
-            seconds=seconds,
-            ssm=self.ssm,
-            environ={"TELEGRAM_API_BASE_URL": self.tg.base_url},
-        )
+        returned = self.handle(event, seconds=seconds)
         answer = self.bucket.last()
         assert answer == returned
         for key in ("StackId", "RequestId", "LogicalResourceId"):
@@ -200,6 +216,11 @@ class Stack:
         if answer["Status"] == SUCCESS and kind != "Delete":
             self.properties.update(changes)
         return answer
+
+    def handle(self, event: dict[str, Any], *, seconds: float = SECONDS) -> dict[str, Any] | None:
+        return handle(
+            event, seconds=seconds, ssm=self.ssm, environ=self.environ, opener=self.bucket.open
+        )
 
 
 @pytest.fixture
@@ -273,6 +294,7 @@ def test_an_update_registers_again_and_keeps_the_physical_id(
     tg.clear()
 
     moved = "https://f6e5d4c3b2.execute-api.eu-west-3.amazonaws.com/webhook"
+    stack.webhook_url = moved  # the template's new URL, in the function's environment first
     answer = stack.send("Update", WebhookUrl=moved)
     assert answer["Status"] == SUCCESS, answer["Reason"]
     # The same id: a new one would have CloudFormation delete the "old" resource afterwards,
@@ -321,13 +343,133 @@ def test_a_malformed_secret_fails_before_telegram_is_called(
 
 
 def test_a_property_missing_from_the_template_fails(stack: Stack, tg: FakeTelegram) -> None:
-    answer = stack.send("Create", WebhookUrl="")
+    answer = stack.send("Create", BotTokenParameterName="")
     assert answer["Status"] == FAILED
-    assert "no WebhookUrl property" in answer["Reason"]
-    answer = stack.send("Create", WebhookUrl="http://insecure.example/webhook")
+    assert "no BotTokenParameterName property" in answer["Reason"]
+    stack.webhook_url = ""
+    answer = stack.send("Create")
+    assert answer["Status"] == FAILED
+    assert "no WEBHOOK_URL in its environment" in answer["Reason"]
+    stack.webhook_url = "http://insecure.example/webhook"
+    answer = stack.send("Create", WebhookUrl=stack.webhook_url)
     assert answer["Status"] == FAILED
     assert "not an https URL" in answer["Reason"]
     assert not tg.calls()
+
+
+# ---------------------------------------------------------------------------------------------
+# Trusting nothing a request says.
+
+
+@pytest.mark.parametrize("kind", ["Create", "Update"])
+def test_a_request_naming_another_webhook_url_is_refused_and_the_secret_stays_home(
+    kind: str, stack: Stack, tg: FakeTelegram
+) -> None:
+    answer = stack.send(kind, WebhookUrl=ATTACKER)
+    assert answer["Status"] == FAILED
+    assert ATTACKER in answer["Reason"] and "refused" in answer["Reason"]
+    assert not tg.calls("setWebhook")
+    assert tg.webhook_url == ""
+    # Asked again with the stack's own URL, it registers that one.
+    assert stack.send(kind)["Status"] == SUCCESS
+    assert tg.webhook_url == URL
+
+
+FOREIGN = [
+    "http://127.0.0.1:9/cfn-response",
+    f"http{S3.removeprefix('https')}/response?X-Amz-Signature=abc",  # S3, but plain http
+    "https://attacker.example/response",
+    "https://s3.amazonaws.com.attacker.example/response",
+    "https://attacker-s3.amazonaws.example/response",
+    f"https://x@attacker.example@{S3.removeprefix('https://')}/response",
+    f"{S3}:8443/response",
+    "",
+    None,
+]
+
+
+def test_a_request_with_a_foreign_response_url_is_neither_obeyed_nor_answered() -> None:
+    touched: list[str] = []
+
+    class Untouchable:
+        """SSM, which such a request must not reach."""
+
+        def __getattr__(self, name: str) -> Any:
+            touched.append(name)
+            raise AssertionError(name)
+
+    def opener(request: urllib.request.Request, *, timeout: float) -> Any:
+        touched.append(request.full_url)
+        raise AssertionError("no answer is sent")
+
+    environ = {"TELEGRAM_API_BASE_URL": "http://127.0.0.1:9/bot", "WEBHOOK_URL": URL}
+    for url in FOREIGN:
+        for kind in ("Create", "Update", "Delete"):
+            event = {
+                "RequestType": kind,
+                "ResponseURL": url,
+                "StackId": STACK_ID,
+                "RequestId": str(uuid.uuid4()),
+                "LogicalResourceId": "TelegramRegistration",
+                "PhysicalResourceId": "menteur-test-TelegramRegistration",
+                "ResourceProperties": {"WebhookUrl": ATTACKER},
+            }
+            answer = handle(
+                event, seconds=SECONDS, ssm=Untouchable(), environ=environ, opener=opener
+            )
+            assert answer is None, url
+    assert touched == []
+
+
+def test_cloudformations_response_hosts_in_every_partition_are_accepted() -> None:
+    for host in (
+        "cloudformation-custom-resource-response-useast1.s3.amazonaws.com",
+        "cloudformation-custom-resource-response-uswest2.s3-us-west-2.amazonaws.com",
+        "cloudformation-custom-resource-response-euwest3.s3.eu-west-3.amazonaws.com",
+        "cloudformation-custom-resource-response-cnnorth1.s3.cn-north-1.amazonaws.com.cn",
+        "s3.amazonaws.com",
+    ):
+        assert custom_resource.is_response_url(f"https://{host}/arn%3A/x?X-Amz-Signature=a")
+
+
+def test_a_create_fails_when_the_bot_is_another_stacks_unless_told_to_take_it_over(
+    stack: Stack, tg: FakeTelegram
+) -> None:
+    other = "https://0a0b0c0d0e.execute-api.eu-west-3.amazonaws.com/webhook"
+    set_webhook_elsewhere(tg, other)
+    answer = stack.send("Create")
+    assert answer["Status"] == FAILED
+    assert other in answer["Reason"] and "TakeOverWebhook=yes" in answer["Reason"]
+    assert "\n" not in answer["Reason"]
+    assert not tg.calls("setWebhook") and not tg.calls("setMyCommands")
+    assert tg.webhook_url == other
+
+    answer = stack.send("Create", TakeOverWebhook="yes")
+    assert answer["Status"] == SUCCESS, answer["Reason"]
+    assert tg.webhook_url == URL
+
+
+def test_a_create_takes_a_webhook_that_is_already_its_own_or_none(
+    stack: Stack, tg: FakeTelegram
+) -> None:
+    # A stack deleted while Telegram was down left its webhook; the same stack made again
+    # has the same URL: no other stack's.
+    set_webhook_elsewhere(tg, URL)
+    assert stack.send("Create")["Status"] == SUCCESS
+    tg.clear()
+    set_webhook_elsewhere(tg, "")
+    assert stack.send("Create")["Status"] == SUCCESS
+    assert tg.webhook_url == URL
+
+
+def test_an_update_registers_again_wherever_the_webhook_pointed(
+    stack: Stack, tg: FakeTelegram
+) -> None:
+    """The stack had the bot: a deploy of it takes the bot back (docs/deploying.md)."""
+    assert stack.send("Create")["Status"] == SUCCESS
+    set_webhook_elsewhere(tg, "https://0a0b0c0d0e.execute-api.eu-west-3.amazonaws.com/webhook")
+    assert stack.send("Update", SecretsRevision="2")["Status"] == SUCCESS
+    assert tg.webhook_url == URL
 
 
 def test_telegram_refusing_fails_and_says_which_call(stack: Stack, tg: FakeTelegram) -> None:
@@ -354,8 +496,7 @@ def test_a_revoked_token_fails_with_what_to_do(stack: Stack, tg: FakeTelegram) -
 def test_an_unknown_request_type_fails(stack: Stack, tg: FakeTelegram) -> None:
     answer = stack.send("Create")
     stack.physical_id = answer["PhysicalResourceId"]
-    event = stack.event("Replace")
-    handle(event, seconds=SECONDS, ssm=stack.ssm, environ={"TELEGRAM_API_BASE_URL": tg.base_url})
+    stack.handle(stack.event("Replace"))
     assert stack.bucket.last()["Status"] == FAILED
     assert "unknown request type 'Replace'" in stack.bucket.last()["Reason"]
 
@@ -374,17 +515,24 @@ def test_delete_removes_the_stacks_webhook(stack: Stack, tg: FakeTelegram) -> No
     assert "deleted" in answer["Reason"]
 
 
-def test_delete_leaves_a_webhook_that_another_stack_set(stack: Stack, tg: FakeTelegram) -> None:
-    assert stack.send("Create")["Status"] == SUCCESS
-    # Another stack (or telegram_setup register) took the bot since.
-    other = "https://0a0b0c0d0e.execute-api.eu-west-3.amazonaws.com/webhook"
+def set_webhook_elsewhere(tg: FakeTelegram, url: str) -> None:
+    """Another stack (or telegram_setup register) sets the bot's webhook."""
+    tg.clear()
     request = urllib.request.Request(
         f"{tg.base_url}{TOKEN}/setWebhook",
-        data=json.dumps({"url": other}).encode(),
+        data=json.dumps({"url": url}).encode(),
         headers={"Content-Type": "application/json"},
     )
     with urllib.request.urlopen(request, timeout=5) as reply:
         assert json.load(reply)["ok"] is True
+    assert tg.webhook_url == url
+    tg.clear()
+
+
+def test_delete_leaves_a_webhook_that_another_stack_set(stack: Stack, tg: FakeTelegram) -> None:
+    assert stack.send("Create")["Status"] == SUCCESS
+    other = "https://0a0b0c0d0e.execute-api.eu-west-3.amazonaws.com/webhook"
+    set_webhook_elsewhere(tg, other)
     answer = stack.send("Delete")
     assert answer["Status"] == SUCCESS
     assert not tg.calls("deleteWebhook")
@@ -473,6 +621,8 @@ def test_lambda_handler_takes_its_time_from_the_context(
             return int((ANSWER_RESERVE + 0.3) * 1000)
 
     monkeypatch.setenv("TELEGRAM_API_BASE_URL", tg.base_url)
+    monkeypatch.setenv("WEBHOOK_URL", URL)
+    monkeypatch.setattr(urllib.request, "urlopen", bucket.open)  # its default opener
     tg.fail_next("setWebhook", error=delay(3.0))
     # It makes its own SSM client: moto's, as the `ssm` fixture is active.
     custom_resource.lambda_handler(stack.event("Create"), Context())

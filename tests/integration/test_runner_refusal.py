@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 import telegram
-from telegram.error import TelegramError
+from telegram.error import NetworkError, TelegramError
 
 from handlers.config import Settings
 from infra.runner import BAD_TOKEN, refusal
@@ -91,3 +91,7 @@ def test_a_server_that_cannot_be_reached_is_named() -> None:
         pass  # closed: nothing listens there any more
     line = said(url, first_request(url))
     assert line.startswith(f"The Bot API at {url} could not be reached")
+    # Telegram's own, by the address a person would recognize; and the way to play without it.
+    line = said(None, NetworkError("httpx.ConnectError: [Errno -3] name resolution failed"))
+    assert line.startswith("The Bot API at https://api.telegram.org could not be reached: ")
+    assert "unset TELEGRAM_BOT_TOKEN (or add --offline) to play the offline table" in line

@@ -54,6 +54,7 @@ GROUP = [
     "rules",
     "language",
     "settings",
+    "kick",
     "help",
 ]
 PRIVATE = ["start", "help", "rules"]
@@ -475,25 +476,44 @@ def test_info_says_when_the_webhook_is_another_stacks_or_a_parameter_is_gone(
     )
 
 
-def test_without_a_region_one_line_says_to_set_aws_region(tmp_path: Path) -> None:
+def test_without_a_region_one_line_says_to_set_aws_default_region(tmp_path: Path) -> None:
+    """The README sets AWS_DEFAULT_REGION once: the AWS CLI, sam and this script read it.
+    AWS_REGION alone (sam ignores it) or saying otherwise is the trap this refuses."""
     env = {
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(tmp_path),  # no ~/.aws/config to read a region from
         "AWS_CONFIG_FILE": str(tmp_path / "config"),
         "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "credentials"),
     }
-    done = subprocess.run(
-        [sys.executable, "-m", "infra.telegram_setup", "info", "--stack", STACK],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+
+    def info(**variables: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "infra.telegram_setup", "info", "--stack", STACK],
+            cwd=ROOT,
+            env={**env, **variables},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    unset = (
+        "error: no AWS region: export AWS_DEFAULT_REGION=<the stack's region> (the AWS CLI, "
+        "sam and this script all read it), or pass --region"
     )
-    assert done.returncode == 1
-    assert "Traceback" not in done.stderr
-    assert done.stderr == (
-        "error: no AWS region: pass --region, or set AWS_REGION to the stack's region "
-        "(sam reads AWS_DEFAULT_REGION, or its own --region)\n"
-    )
+    for done, said in (
+        (info(), f"{unset}\n"),
+        (
+            info(AWS_REGION=REGION),
+            f"{unset}; AWS_REGION={REGION} is read by the AWS CLI, not by sam\n",
+        ),
+        (
+            info(AWS_REGION="us-east-1", AWS_DEFAULT_REGION=REGION),
+            "error: AWS_REGION is us-east-1 but AWS_DEFAULT_REGION (or the profile) says "
+            f"{REGION}: the AWS CLI reads the first, sam the second. Unset AWS_REGION, or pass "
+            "--region\n",
+        ),
+    ):
+        assert done.returncode == 1
+        assert "Traceback" not in done.stderr
+        assert done.stderr == said

@@ -1,19 +1,25 @@
 """The template's alarms and dashboard watch metrics the code emits, with the dimensions it
-emits them with: an alarm on a metric nobody writes would stay quiet forever."""
+emits them with (an alarm on a metric nobody writes would stay quiet forever), and the default
+deployment's monitoring fits CloudWatch's always-free tier: at most 10 custom metrics, alarms
+on at most 10 metrics, and a dashboard of at most 50 metrics (docs/deploying.md prices the
+rest with the figures counted here)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from engine.events import StopReason
-from handlers.metrics import METRICS
+from handlers.metrics import METRICS, dimensions
 from handlers.outcomes import Result
 from infra.table import load_template
 
+ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = load_template()
 RESOURCES: dict[str, Any] = TEMPLATE["Resources"]
 OURS = {"Fn::Sub": "Menteur/${AWS::StackName}"}
@@ -31,7 +37,42 @@ AWS_DIMENSIONS = {
     "AWS/Lambda": ("FunctionName", "AWS::Serverless::Function"),
     "AWS/SQS": ("QueueName", "AWS::SQS::Queue"),
     "AWS/DynamoDB": ("TableName", "AWS::DynamoDB::Table"),
+    "AWS/ApiGateway": ("ApiId", "AWS::Serverless::HttpApi"),
 }
+# CloudWatch's always-free tier, every month: custom metrics, alarm metrics (standard
+# resolution), and dashboards of up to 50 metrics (3 of them).
+FREE_METRICS, FREE_ALARM_METRICS, FREE_DASHBOARD_METRICS = 10, 10, 50
+DEFAULTS = {name: p.get("Default", "") for name, p in TEMPLATE["Parameters"].items()}
+
+
+def holds(condition: str, parameters: dict[str, str]) -> bool:
+    """Whether one of the template's conditions holds for these parameter values."""
+
+    def value(node: Any) -> Any:
+        if isinstance(node, dict):
+            ((function, argument),) = node.items()
+            match function:
+                case "Ref":
+                    return parameters[argument]
+                case "Fn::Equals":
+                    return value(argument[0]) == value(argument[1])
+                case "Fn::Not":
+                    return not value(argument[0])
+                case "Condition":
+                    return holds(argument, parameters)
+            raise AssertionError(f"a condition the test cannot evaluate: {function}")
+        return node
+
+    return bool(value(TEMPLATE["Conditions"][condition]))
+
+
+def deployed(parameters: dict[str, str]) -> dict[str, Any]:
+    """The resources a stack with these parameters has."""
+    return {
+        name: resource
+        for name, resource in RESOURCES.items()
+        if "Condition" not in resource or holds(resource["Condition"], parameters)
+    }
 
 
 def watched(alarm: dict[str, Any]) -> list[dict[str, Any]]:
@@ -42,19 +83,83 @@ def watched(alarm: dict[str, Any]) -> list[dict[str, Any]]:
     return [m["MetricStat"]["Metric"] for m in properties["Metrics"] if "MetricStat" in m]
 
 
-def check_ours(name: str, dimensions: dict[str, str], where: str) -> None:
+def check_ours(name: str, pairs: dict[str, str], where: str, *, detailed: bool) -> None:
     assert name in METRICS, f"{where}: no code emits {name}"
-    _, sets = METRICS[name]
-    assert tuple(dimensions) in sets, f"{where}: {name} is emitted with {sets}, not {dimensions}"
-    for key, value in dimensions.items():
+    sets = dimensions(name, detailed=detailed)
+    assert tuple(pairs) in sets, f"{where}: {name} is emitted with {sets}, not {pairs}"
+    for key, value in pairs.items():
         assert value in VALUES[key], f"{where}: the code never writes {key}={value}"
+
+
+def dashboard(parameters: dict[str, str]) -> list[dict[str, Any]]:
+    """The dashboard's widgets for these parameters: its body with the detailed widgets in, or
+    out, as `Fn::Sub` and `Fn::If` put them."""
+    body, variables = RESOURCES["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
+    condition, inserted, left_out = variables["Detailed"]["Fn::If"]
+    detailed = inserted["Fn::Sub"] if holds(condition, parameters) else left_out
+    text = body.replace("${Detailed}", detailed).replace("${AWS::StackName}", "STACK")
+    names = set(re.findall(r"\$\{([^}]+)\}", text))
+    for name in names - {"AWS::Region"}:
+        assert name.split(".")[0] in RESOURCES, name
+    widgets: list[dict[str, Any]] = json.loads(text)["widgets"]
+    return widgets
+
+
+def shown(widgets: list[dict[str, Any]], *, detailed: bool) -> tuple[set[str], int]:
+    """The bot's metrics a dashboard shows (each checked against the code), and how many
+    metrics it shows in all (each line of a metric widget, and each alarm's metrics)."""
+    ours, count = set(), 0
+    for widget in widgets:
+        if widget["type"] == "alarm":
+            arns = {
+                a.removeprefix("${").removesuffix(".Arn}") for a in widget["properties"]["alarms"]
+            }
+            assert arns == set(ALARMS)
+            count += sum(len(watched(ALARMS[a])) for a in arns)
+            continue
+        for line in widget["properties"]["metrics"]:
+            row = [item for item in line if not isinstance(item, dict)]
+            if not row:
+                continue  # an expression over the lines
+            count += 1
+            namespace, name, *pairs = row
+            named = dict(zip(pairs[::2], pairs[1::2], strict=True))
+            if namespace == "Menteur/STACK":
+                check_ours(name, named, widget["properties"]["title"], detailed=detailed)
+                ours.add(name)
+            else:
+                assert namespace in AWS_DIMENSIONS
+                assert list(named) == [AWS_DIMENSIONS[namespace][0]]
+    return ours, count
+
+
+def custom_metrics(*, detailed: bool) -> set[tuple[str, tuple[tuple[str, str], ...]]]:
+    """Every custom metric the code may write: each name with each set of dimension values."""
+    found = set()
+    for name in METRICS:
+        for keys in dimensions(name, detailed=detailed):
+            for values in itertools.product(*(sorted(VALUES[k]) for k in keys)):
+                found.add((name, tuple(zip(keys, values, strict=True))))
+    return found
 
 
 def test_the_functions_emit_into_the_namespace_the_alarms_read() -> None:
     variables = TEMPLATE["Globals"]["Function"]["Environment"]["Variables"]
     # Unless the deployer turned them off: then none (an empty variable is no namespace).
     assert variables["METRICS_NAMESPACE"] == {"Fn::If": ["MetricsOn", OURS, ""]}
-    assert TEMPLATE["Conditions"]["MetricsOn"] == {"Fn::Equals": [{"Ref": "Metrics"}, "on"]}
+    assert variables["METRICS"] == {"Ref": "Metrics"}
+    assert DEFAULTS["Metrics"] == "basic"
+    assert TEMPLATE["Parameters"]["Metrics"]["AllowedValues"] == ["basic", "detailed", "off"]
+    assert holds("MetricsOn", {"Metrics": "basic"}) and holds("MetricsOn", {"Metrics": "detailed"})
+    assert not holds("MetricsOn", {"Metrics": "off"})
+    assert holds("MetricsDetailed", {"Metrics": "detailed"})
+    assert not holds("MetricsDetailed", {"Metrics": "basic"})
+
+
+def test_the_basic_metrics_are_emitted_the_same_way_in_the_detailed_set() -> None:
+    """So that the alarms, which read the basic set, read the same metrics in both."""
+    for name, metric in METRICS.items():
+        assert set(metric.basic) <= set(metric.detailed), name
 
 
 @pytest.mark.parametrize("alarm", sorted(ALARMS))
@@ -63,13 +168,15 @@ def test_each_alarm_watches_a_metric_the_code_or_aws_emits(alarm: str) -> None:
     assert metrics
     for metric in metrics:
         namespace = metric["Namespace"]
-        dimensions = {d["Name"]: d["Value"] for d in metric.get("Dimensions", [])}
+        pairs = {d["Name"]: d["Value"] for d in metric.get("Dimensions", [])}
         if namespace == OURS:
-            check_ours(metric["MetricName"], dimensions, alarm)
+            # Emitted with the default set, so the default's alarms can fire.
+            check_ours(metric["MetricName"], pairs, alarm, detailed=False)
+            assert ALARMS[alarm].get("Condition") == "MetricsOn", "no alarm without its metric"
             continue
         dimension, resource_type = AWS_DIMENSIONS[namespace]
-        (value,) = dimensions.values()
-        assert list(dimensions) == [dimension]
+        (value,) = pairs.values()
+        assert list(pairs) == [dimension]
         # A Ref (a function's or a table's name) or a GetAtt (a queue's name) of this stack's.
         target = value["Ref"] if "Ref" in value else value["Fn::GetAtt"][0]
         assert RESOURCES[target]["Type"] == resource_type
@@ -96,7 +203,7 @@ def test_each_alarm_says_what_to_look_at_first_and_stays_quiet_on_an_idle_bot(
 
 
 def test_alarms_reach_the_email_only_when_one_is_given() -> None:
-    assert TEMPLATE["Parameters"]["AlarmEmail"]["Default"] == ""
+    assert DEFAULTS["AlarmEmail"] == ""
     assert TEMPLATE["Conditions"]["HasAlarmEmail"] == {
         "Fn::Not": [{"Fn::Equals": [{"Ref": "AlarmEmail"}, ""]}]
     }
@@ -111,35 +218,56 @@ def test_alarms_reach_the_email_only_when_one_is_given() -> None:
         assert alarm["Properties"]["OKActions"] == only_then
 
 
-def test_the_dashboard_shows_only_metrics_that_exist_and_every_alarm() -> None:
-    assert RESOURCES["Dashboard"]["Condition"] == "MetricsOn"  # it shows mostly those
-    body = RESOURCES["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
-    names = set(re.findall(r"\$\{([^}]+)\}", body))
-    for name in names - {"AWS::Region", "AWS::StackName"}:
-        assert name.removesuffix(".Arn") in RESOURCES, name
-    widgets = json.loads(re.sub(r"\$\{AWS::StackName\}", "STACK", body))["widgets"]
-    shown = set()
-    for widget in widgets:
-        if widget["type"] == "alarm":
-            arns = {
-                a.removeprefix("${").removesuffix(".Arn}") for a in widget["properties"]["alarms"]
-            }
-            assert arns == set(ALARMS)
-            continue
-        for line in widget["properties"]["metrics"]:
-            row = [item for item in line if not isinstance(item, dict)]
-            if not row:
-                continue  # an expression
-            namespace, name, *pairs = row
-            dimensions = dict(zip(pairs[::2], pairs[1::2], strict=True))
-            if namespace == "Menteur/STACK":
-                check_ours(name, dimensions, widget["properties"]["title"])
-                shown.add(name)
-            else:
-                assert namespace in AWS_DIMENSIONS and list(dimensions) == [
-                    AWS_DIMENSIONS[namespace][0]
-                ]
-    assert shown == set(METRICS), "every metric is on the dashboard"
+@pytest.mark.parametrize("metrics", ["basic", "detailed"])
+def test_the_dashboard_shows_every_metric_of_its_set_and_every_alarm(metrics: str) -> None:
+    assert RESOURCES["Dashboard"]["Condition"] == "MetricsOn"
+    detailed = metrics == "detailed"
+    ours, _ = shown(dashboard({**DEFAULTS, "Metrics": metrics}), detailed=detailed)
+    assert ours == {name for name in METRICS if dimensions(name, detailed=detailed)}
+
+
+def test_the_default_deployments_monitoring_fits_cloudwatchs_free_tier() -> None:
+    """The default stack (Metrics=basic, no AlarmEmail): at most 10 custom metrics, alarms on
+    at most 10 metrics, one dashboard of at most 50 metrics. The figures are the ones the
+    template's Metrics parameter and docs/deploying.md state."""
+    stack = deployed(DEFAULTS)
+    metrics = custom_metrics(detailed=False)
+    alarms = [r for r in stack.values() if r["Type"] == "AWS::CloudWatch::Alarm"]
+    alarm_metrics = sum(len(watched(alarm)) for alarm in alarms)
+    dashboards = [r for r in stack.values() if r["Type"] == "AWS::CloudWatch::Dashboard"]
+    _, on_dashboard = shown(dashboard(DEFAULTS), detailed=False)
+    assert len(metrics) <= FREE_METRICS, sorted(metrics)
+    assert len(alarms) <= alarm_metrics <= FREE_ALARM_METRICS
+    assert len(dashboards) == 1 and on_dashboard <= FREE_DASHBOARD_METRICS
+
+    # What the deployer is told, from these counts.
+    detailed = custom_metrics(detailed=True)
+    _, on_detailed = shown(dashboard({**DEFAULTS, "Metrics": "detailed"}), detailed=True)
+    assert on_detailed > FREE_DASHBOARD_METRICS, "or the docs need not price it"
+    described = TEMPLATE["Parameters"]["Metrics"]["Description"]
+    docs = (ROOT / "docs" / "deploying.md").read_text(encoding="utf-8")
+    for figure in (
+        f"{len(metrics)} custom metrics",
+        f"{len(alarms)} alarms",
+        f"up to {len(detailed)} custom metrics",
+    ):
+        assert figure in described, figure
+        assert figure in " ".join(docs.split()), figure
+    for figure in (
+        f"{alarm_metrics} metrics",
+        f"{on_dashboard} metrics",
+        f"{on_detailed} metrics",
+        f"({len(detailed)} − 10) × $0.30",
+    ):
+        assert figure in " ".join(docs.split()), figure
+
+
+def test_without_metrics_no_alarm_waits_on_one() -> None:
+    stack = deployed({**DEFAULTS, "Metrics": "off"})
+    assert "Dashboard" not in stack
+    for name, resource in stack.items():
+        if resource["Type"] == "AWS::CloudWatch::Alarm":
+            assert all(m["Namespace"] != OURS for m in watched(resource)), name
 
 
 def test_the_saved_queries_read_both_functions_logs() -> None:

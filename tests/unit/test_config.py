@@ -165,3 +165,13 @@ def test_the_metrics_namespace_is_the_variable_and_empty_means_none(
     assert Settings.from_env({**base, "METRICS_NAMESPACE": ""}).metrics_namespace is None
     named = Settings.from_env({**base, "METRICS_NAMESPACE": "Menteur/prod"})
     assert named.metrics_namespace == "Menteur/prod"
+
+
+def test_every_figure_is_a_metric_only_when_the_deployer_asks_for_detailed(
+    no_boto3_client: None,
+) -> None:
+    """template.yaml sets METRICS to its Metrics parameter: basic (the default), detailed, off."""
+    base = {"TELEGRAM_BOT_TOKEN": TOKEN, "METRICS_NAMESPACE": "Menteur/prod"}
+    assert not Settings.from_env(base).metrics_detailed
+    assert not Settings.from_env({**base, "METRICS": "basic"}).metrics_detailed
+    assert Settings.from_env({**base, "METRICS": "detailed"}).metrics_detailed

@@ -75,3 +75,20 @@ def test_every_benchmark_figure_names_its_command_and_date() -> None:
         assert re.search(r"`[^`]*(benchmarks/\w+\.py|infra/dev\.py)[^`]*`", heading), heading
         assert re.search(r"\(\d{4}-\d{2}-\d{2}\)$", heading), heading
     assert "this machine" not in text
+
+
+def test_the_deploy_steps_set_the_region_once_where_every_tool_reads_it() -> None:
+    """AWS_DEFAULT_REGION: the AWS CLI, sam and infra/telegram_setup.py all read it, where sam
+    ignores AWS_REGION (and would offer us-east-1). Set before the first AWS command, never
+    AWS_REGION; the .venv those steps use comes from a command that only installs."""
+    text = README.read_text(encoding="utf-8")
+    deploy = text.split("## Deploy to AWS", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    lines = [line.split("#")[0].strip() for line in deploy.splitlines()]
+    exported = next(i for i, line in enumerate(lines) if line.startswith("export "))
+    assert lines[exported] == "export AWS_DEFAULT_REGION=eu-west-3"
+    first_aws = next(i for i, line in enumerate(lines) if line.startswith(("aws ", "sam ")))
+    assert exported < first_aws
+    assert lines[0] == "python3 infra/dev.py install"
+    assert '"install": install' in (ROOT / "infra" / "dev.py").read_text(encoding="utf-8")
+    for page in PAGES:
+        assert "export AWS_REGION" not in page.read_text(encoding="utf-8"), page.name

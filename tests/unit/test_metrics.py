@@ -15,6 +15,8 @@ import json
 import logging
 from typing import Any
 
+import pytest
+
 from engine import Game
 from engine.events import Event, Started, Stopped, StopReason, Won
 from handlers import metrics
@@ -65,13 +67,17 @@ def everything() -> Figures:
     """Figures with every metric counted, as no single update would."""
     figures = Figures()
     for name in METRICS:
-        figures.add(name, 2.5 if METRICS[name][0] != "Count" else 3)
+        figures.add(name, 2.5 if METRICS[name].unit != "Count" else 3)
     figures.ending = "won"
     return figures
 
 
 def line(
-    figures: Figures, outcome: str = "applied", fields: dict[str, object] = FIELDS
+    figures: Figures,
+    outcome: str = "applied",
+    fields: dict[str, object] = FIELDS,
+    *,
+    detailed: bool = True,
 ) -> dict[str, Any]:
     doc = metrics.document(
         "Menteur/test",
@@ -81,6 +87,7 @@ def line(
         figures=figures,
         handler_ms=12.5,
         now=NOW,
+        detailed=detailed,
     )
     # What CloudWatch reads: one JSON object, alone on its line.
     text = json.dumps(doc)
@@ -114,16 +121,41 @@ def check_against_the_specification(doc: dict[str, Any]) -> None:
             assert all(type(v) in (int, float) for v in values)
 
 
-def test_every_metric_is_emitted_to_the_specification() -> None:
-    doc = line(everything())
+@pytest.mark.parametrize("detailed", [False, True], ids=["basic", "detailed"])
+def test_every_metric_of_the_set_is_emitted_to_the_specification(detailed: bool) -> None:
+    doc = line(everything(), detailed=detailed)
     check_against_the_specification(doc)
     emitted = {m["Name"] for d in doc["_aws"]["CloudWatchMetrics"] for m in d["Metrics"]}
-    assert emitted == set(METRICS)
+    assert emitted == {n for n in METRICS if metrics.dimensions(n, detailed=detailed)}
+    assert detailed or emitted == {
+        "Telegram401",
+        "Telegram403",
+        "Telegram429",
+        "RedrawsOwed",
+        "TimerLateness",
+        "GamesStarted",
+        "GamesEnded",
+    }
     for directive in doc["_aws"]["CloudWatchMetrics"]:
         for metric in directive["Metrics"]:
-            unit, sets = METRICS[metric["Name"]]
-            assert metric["Unit"] == unit
+            assert metric["Unit"] == METRICS[metric["Name"]].unit
+            sets = metrics.dimensions(metric["Name"], detailed=detailed)
             assert [tuple(s) for s in directive["Dimensions"]] == list(sets)
+
+
+def test_with_the_basic_set_an_ordinary_update_is_a_plain_line() -> None:
+    """Its count, time and Telegram's 200s are AWS's to measure (the API's requests, the
+    function's duration): only what the bot alone knows is a metric by default."""
+    figures = Figures()
+    figures.add("TelegramOk", 2)
+    assert line(figures, detailed=False) == dict(FIELDS, outcome="applied")
+    figures.add("Telegram429")
+    doc = line(figures, detailed=False)
+    check_against_the_specification(doc)
+    (directive,) = doc["_aws"]["CloudWatchMetrics"]
+    assert directive["Dimensions"] == [[]]  # one metric, with no dimension
+    assert directive["Metrics"] == [{"Name": "Telegram429", "Unit": "Count"}]
+    assert doc["Telegram429"] == 1 and "TelegramOk" not in doc and "Updates" not in doc
 
 
 def test_an_ordinary_update_carries_its_count_and_time_and_no_zeros() -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import unicodedata
 
 from hypothesis import given
@@ -9,6 +12,7 @@ from hypothesis import strategies as st
 
 from handlers import names
 from handlers.names import ELLIPSIS, NAME_LENGTH, ROBOT, ZWJ, ZWNJ, labels, person
+from infra import confusables
 
 INVISIBLE = [
     "\u200b",  # zero-width space
@@ -98,6 +102,65 @@ def test_a_name_that_looks_like_a_told_apart_name_is_told_apart_too() -> None:
     assert shown == ("Sam ²", "Sam", "Sam\u00a0³")
 
 
+def test_look_alikes_are_told_apart_like_equal_names() -> None:
+    """Cyrillic and Greek letters that look Latin, and the joiners a name keeps, fold: the
+    issue's names get the mark exact duplicates get."""
+    seated = ["Sam", "Nico", "Ѕаm", f"S{ZWJ}am", f"S{ZWNJ}am", "Νiсo", "Sarn", "Il", "ll"]
+    shown = labels(list(range(1, len(seated) + 1)), seated)
+    marked = [
+        f"{name}\u00a0{names.superscript(n)}"
+        for name, n in zip(seated[2:6], (2, 3, 4, 2), strict=True)
+    ]
+    assert shown == ("Sam", "Nico", *marked, "Sarn\u00a0⁵", "Il", "ll\u00a0²")
+
+
+def test_names_that_differ_to_the_eye_stay_apart() -> None:
+    """Accents, other letters and other scripts are not look-alikes: no mark."""
+    seated = ["Chloé", "Chloe", "Ann", "Anne", "Bob", "Bop", "أمل", "امل", "خالد", "Léa", "Lea"]
+    assert labels(list(range(1, len(seated) + 1)), seated) == tuple(seated)
+
+
+def test_every_look_alike_of_the_table_reads_as_its_prototype() -> None:
+    """The shipped table, as the names compare: each character reads as its prototype (but the
+    few whose prototype NFKC itself changes: "%" is "º/₀"), and it keeps Unicode's header."""
+    data = json.loads(names._CONFUSABLES.read_text(encoding="utf-8"))
+    header = "\n".join(data["header"])
+    assert "© 2020 Unicode®, Inc." in header and "terms_of_use" in header
+    assert "Version: 13.0.0" in header
+    pairs = [(s, p) for p, sources in data["look-alikes"].items() for s in sources]
+    assert len(pairs) == len(names._prototypes()) - 2, "one line per look-alike, and the joiners"
+    apart = [(s, p) for s, p in pairs if names._key(s) != names._key(p)]
+    assert all(unicodedata.normalize("NFKC", p) != p for _, p in apart), apart
+    assert len(apart) < 10
+
+
+def test_the_table_is_written_from_confusables_txt_with_what_a_name_can_hold() -> None:
+    """infra/confusables.py, on lines of confusables.txt's form: the header kept, the sources a
+    cleaned name never holds left out (a space, a format character, what NFKC changes, what
+    decomposes), the rest grouped by prototype."""
+    source = [
+        "# confusables.txt",
+        "# © 2020 Unicode®, Inc.",
+        "0455 ;\t0073 ;\tMA\t# ( ѕ → s ) CYRILLIC SMALL LETTER DZE → LATIN SMALL LETTER S\t#",
+        "",
+        "0C1F ;\t0073 ;\tMA\t#",
+        "006D ;\t0072 006E ;\tMA\t# ( m → rn )",
+        "2003 ;\t0020 ;\tMA\t# EM SPACE",
+        "200B ;\t0020 ;\tMA\t# ZERO WIDTH SPACE",
+        "FF53 ;\t0073 ;\tMA\t# FULLWIDTH S",
+        "0227 ;\t00E5 ;\tMA\t# a WITH DOT ABOVE",
+    ]
+    written = json.loads(confusables.write(source))
+    assert written["header"] == ["# confusables.txt", "# © 2020 Unicode®, Inc."]
+    assert written["look-alikes"] == {"s": "ѕట", "rn": "m"}
+
+
+def test_the_table_is_read_at_the_first_comparison_not_at_import() -> None:
+    probe = "import handlers.names as n; print(n._prototypes.cache_info().currsize)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "0", done.stderr
+
+
 def test_player_n_takes_the_first_number_nobody_reads_as() -> None:
     def player(n: int) -> str:
         return f"Player {n}"
@@ -124,7 +187,12 @@ def test_cleaning_any_text_keeps_nothing_invisible_and_fits(raw: str) -> None:
     assert "  " not in name
 
 
-@given(st.lists(st.sampled_from(["Sam", "sam", "Sam ²", "Robot 1", "ＳＡＭ", "Bob"]), max_size=8))
+@given(
+    st.lists(
+        st.sampled_from(["Sam", "sam", "Sam ²", "Robot 1", "ＳＡＭ", "Bob", "Ѕаm", "S\u200dam"]),
+        max_size=8,
+    )
+)
 def test_no_two_seats_ever_read_the_same(seated: list[str]) -> None:
     ids = [-(i + 1) if i % 3 == 2 else i + 1 for i in range(len(seated))]
     shown = labels(ids, seated)

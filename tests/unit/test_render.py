@@ -280,6 +280,7 @@ def test_the_command_menu_describes_every_command_in_every_language() -> None:
         "rules",
         "language",
         "settings",
+        "kick",
         "help",
     ]
     for lang in SUPPORTED:
@@ -384,7 +385,9 @@ def test_no_english_ui_word_is_left_on_another_languages_screen(lang: str) -> No
     assert {"Join", "Liar!", "End game", "Let it stand", "Pile"} <= set(ENGLISH_UI)
     for key, value in entries(lang).items():
         for form in forms(value):
-            said = re.sub(r"\{\w+\}|/\w+", "", form)  # its own words, not values or commands
+            # Its own words, not values or commands (the bot's, or the shell's: the offline table
+            # quotes the one that runs it).
+            said = re.sub(r"\{\w+\}|/\w+|python3 infra/dev\.py \w+", "", form)
             for word in ENGLISH_UI:
                 found = re.search(rf"\b{re.escape(word.rstrip('!'))}\b", said, re.IGNORECASE)
                 assert found is None or (key, word) in TELEGRAMS_OWN, (key, word)
@@ -413,7 +416,7 @@ def test_r16_the_rules_end_saying_nothing_is_scored_beyond_the_final_ranking(lan
     for key, value in entries(lang).items():
         for form in forms(value):
             assert not [w for w in SITE_WORDS[lang] if w in form.lower()], key
-    last = plain(t(lang, "rules")).split("\n")[-1]
+    last = plain(render.rules(lang, 90)).split("\n")[-1]
     assert NOTHING_SCORED[lang] in last
     assert term(lang, "Final ranking") in last
 
@@ -428,13 +431,24 @@ RANK_WORDS = {
 
 @pytest.mark.parametrize("lang", SUPPORTED)
 def test_r2_the_rules_say_once_what_v_d_and_r_are(lang: str) -> None:
-    rules = plain(t(lang, "rules")).split("\n")
+    rules = plain(render.rules(lang, None)).split("\n")
     line = next(x for x in rules if re.search(r"\bV\b", x) and re.search(r"\bD\b", x))
     assert re.match("• " + re.escape(term(lang, "Expected rank")) + r"\s?: A", line), line
     for word in RANK_WORDS[lang]:
         assert word in line, word
         explained = [k for k, v in entries(lang).items() if any(word in f for f in forms(v))]
         assert explained == ["rules"], word
+
+
+@pytest.mark.parametrize("lang", SUPPORTED)
+def test_r20_the_rules_say_the_clock_of_the_table_they_are_asked_at(lang: str) -> None:
+    at_30, off, anywhere = (plain(render.rules(lang, s)) for s in (30, 0, None))
+    assert plain(t(lang, "rules_clock", seconds=30)) in at_30.split("\n")
+    assert plain(t(lang, "rules_clock_off")) in off.split("\n")
+    assert plain(t(lang, "rules_clock_any")) in anywhere.split("\n")
+    # Only the clock's line differs, and it is the only one about the clock.
+    for said in (at_30, off):
+        assert "90" not in said and len(said.split("\n")) == len(anywhere.split("\n"))
 
 
 @pytest.mark.parametrize("lang", SUPPORTED)

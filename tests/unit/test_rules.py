@@ -488,6 +488,18 @@ def test_r19_a_forfeit_sets_the_hand_aside_and_passes_the_turn_on_the_same_rank(
     assert refused(game, Forfeit(1)).code is Code.NOT_A_PLAYER
 
 
+def test_r19_an_admin_puts_a_player_out_as_by_their_own_forfeit_told_as_theirs() -> None:
+    game = table("A♠ 2♠", "3♠ 4♠", "5♠", rank="7")
+    own, own_events = apply(game, Forfeit(1), T0)
+    put_out, events = apply(game, Forfeit(1, by_admin=True), T0)
+    assert put_out == own, "the same forfeit in every respect"
+    assert events == [ev.Forfeited(1, by_admin=True), *own_events[1:]]
+    # Anyone still in the game, not only the awaited player; not one already out.
+    out, _ = apply(put_out, Forfeit(3, by_admin=True), T0)
+    assert out.winner is not None and out.ids[out.winner] == 2 and out.phase is Phase.OVER
+    assert refused(put_out, Forfeit(1, by_admin=True)).code is Code.NOT_A_PLAYER
+
+
 def test_r19_the_forfeiters_last_play_can_still_be_challenged_and_their_loss_is_set_aside() -> None:
     game = table("A♠ 2♠", "3♠ 4♠", "5♠ 6♠")
     game, _ = apply(game, Play(1, cards("2♠")), T0)  # a lie
