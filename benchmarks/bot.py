@@ -21,7 +21,6 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,7 @@ sys.path[0] = str(Path(__file__).resolve().parent.parent)
 from telegram import Update  # noqa: E402
 
 from engine import LetItStand, Phase, Play, Shout, strategy, view  # noqa: E402
-from handlers import telegram_io, webhook  # noqa: E402
+from handlers import item, telegram_io, webhook  # noqa: E402
 from handlers.callbacks import Kind  # noqa: E402
 from handlers.dynamo import DynamoStore  # noqa: E402
 from handlers.screens import Request  # noqa: E402
@@ -77,7 +76,9 @@ def instrument(table: Table, meter: Meter) -> None:
     handle = webhook.handle
     deliver = telegram_io.deliver
     # Its own adapter on the same table and connection, so the bot's counts stay the bot's.
-    store = DynamoStore(table.rt.store.client, table.rt.store.table)  # type: ignore[attr-defined]
+    bots = table.c.store.inner
+    assert isinstance(bots, DynamoStore)
+    store = DynamoStore(bots.client, bots.table)
     scratch: list[Record] = []
 
     def timed_handle(event: dict[str, Any], rt: Any) -> dict[str, Any]:
@@ -91,12 +92,12 @@ def instrument(table: Table, meter: Meter) -> None:
         if not scratch:
             record = store.load(GROUP)
             record.chat, record.version = -1, 0  # an item of the same size, out of the way
-            scratch.append(store.save(record))
+            scratch.append(item.save(store, record))
         # The floor: what any handler must do for this update — parse it, one consistent
         # read and one conditional write of the game's item — at the same point of the run.
         started = time.perf_counter()
         Update.de_json(json.loads(event["body"]), table.rt.bot)
-        store.save(store.load(-1))
+        item.save(store, store.load(-1))
         meter.floor_ms.append((time.perf_counter() - started) * 1000)
         return result
 
@@ -165,12 +166,16 @@ def main() -> None:
     args = parser.parse_args()
     rng = random.Random(args.seed)
     players = people(args.players)
-    with Dynalite() as server, running_bot(seed=args.seed, dynamodb=server.client()) as table:
-        if not args.no_metrics:
-            namespace = "Menteur/benchmark"
-            table.rt.settings = replace(
-                table.rt.settings, metrics_namespace=namespace, metrics_detailed=True
-            )
+    namespace = None if args.no_metrics else "Menteur/benchmark"
+    with (
+        Dynalite() as server,
+        running_bot(
+            seed=args.seed,
+            dynamodb=server.client(),
+            metrics_namespace=namespace,
+            metrics_detailed=True,
+        ) as table,
+    ):
         meter = Meter(table)
         instrument(table, meter)
         for _ in range(args.games):

@@ -49,9 +49,8 @@ def fire(table: Table, at: float) -> None:
 
 def one_silent_person() -> None:
     players = people(3)
-    with running_bot(seed=3) as table:
-        delays = Delays()
-        table.rt.app.service.timers = SqsTimers(delays, "https://sqs.example/timers")
+    delays = Delays()
+    with running_bot(seed=3, timers=SqsTimers(delays, "https://sqs.example/timers")) as table:
         open_and_start(table, players)
         game = table.game()
         silent = by_id(players, game.awaited)
@@ -65,7 +64,7 @@ def one_silent_person() -> None:
         table.clock.now = mark
         for _ in range(3):  # the message, a retry of it, and the sweep
             fire(table, mark)
-            table.tick()
+            table.sweep()
         reminders = len(table.tg.calls("sendMessage", chat_id=silent.id)) - texts
         mark, delay = delays.sent[-1]
         print(
@@ -97,9 +96,8 @@ def one_silent_person() -> None:
 
 def the_45_second_mark() -> None:
     players = people(2)
-    with running_bot(seed=3) as table:
-        delays = Delays()
-        table.rt.app.service.timers = SqsTimers(delays, "https://sqs.example/timers")
+    delays = Delays()
+    with running_bot(seed=3, timers=SqsTimers(delays, "https://sqs.example/timers")) as table:
         open_and_start(table, players, "/newgame off")
         for _ in range(100):
             game = table.game()

@@ -76,7 +76,7 @@ from handlers.webhook import SECRET_HEADER  # noqa: E402
 from infra.dynalite import Dynalite  # noqa: E402
 from infra.fake_telegram import FakeTelegram, StoredMessage  # noqa: E402
 from infra.harness import SECRET, TOKEN, Person, people  # noqa: E402
-from infra.harness.bot import sweep  # noqa: E402
+from infra.harness.driver import sweep  # noqa: E402
 from infra.harness.screens import button, buttons, card_buttons, selected, shown_cards  # noqa: E402
 from infra.harness.stack import TABLE  # noqa: E402
 from infra.harness.updates import Updates  # noqa: E402

@@ -64,8 +64,7 @@ def apply(game: Game, move: Move, now: float) -> tuple[Game, list[ev.Event]]:
     Equal to `settle(game, now)` and then the move, its events after the clock's: a move is
     judged against the table as the clock left it, whoever forgot to settle.
     """
-    deadline = game.deadline
-    if (deadline is not None and now >= deadline) or game.out:  # `settle` has work
+    if _unsettled(game, now):
         game, out = settle(game, now)
     else:
         out = []  # the usual case, spared a call: every move pays for this function
@@ -125,8 +124,7 @@ def settle(game: Game, now: float) -> tuple[Game, list[ev.Event]]:
     out: list[ev.Event] = []
     while game.deadline is not None and now >= game.deadline:  # each deadline is later
         game = _decide(game, game.deadline, out)
-    if not out and game.out and game.phase in RUNNING and not _people_left(game):
-        # Only a game stored before R20 can get here: every move since checks it at once.
+    if not out and _abandoned(game):
         g = game.copy()
         g.updated = now
         _stop(g, out, None, StopReason.NO_PERSON)
@@ -135,11 +133,22 @@ def settle(game: Game, now: float) -> tuple[Game, list[ev.Event]]:
     return game, out
 
 
+def _unsettled(game: Game, now: float) -> bool:
+    """Whether `settle` has work at `now`: a deadline passed, or a game running with no person
+    left. An act settles the game once; `apply` and the views after it find nothing to do."""
+    return due(game, now) or _abandoned(game)
+
+
+def _abandoned(game: Game) -> bool:
+    # Only a game stored before R20 can be: every move since checks it at once.
+    return bool(game.out) and game.phase in RUNNING and not _people_left(game)
+
+
 def as_judged(game: Game, now: float) -> Game:
     """The game as `can` judges a move at `now`: settled when the clock or a forfeit may have
     left something due (settling a settled game changes nothing). For a caller asking about
     several moves at one moment: settle once, then `engine.legal.allowed` each."""
-    if due(game, now) or game.out:
+    if _unsettled(game, now):
         return settle(game, now)[0]
     return game
 

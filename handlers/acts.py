@@ -41,7 +41,7 @@ from handlers import metrics, names, plan, render, timing
 from handlers.callbacks import GAME_IDS, Place, Press
 from handlers.outcomes import Asking, Decision, Reason, Recordless, Result, Why
 from handlers.questions import Standing
-from handlers.screens import Button, EditButtons, Keyboard, Request, Screen, Send
+from handlers.screens import Button, EditButtons, HandSlot, Keyboard, Request, Screen, Send
 from handlers.store import Record
 from handlers.text import block, t, tn
 
@@ -247,7 +247,7 @@ class Hand:
         ):
             return refused(t(lang, "not_playing"), Why.NOT_PLAYING, self.reply_to)
         screen = plan.hand_screen(record, game, self.user, now)
-        extra: list[Request] = [Send(self.user, screen, f"hand:{self.user}")]
+        extra: list[Request] = [Send(self.user, screen, HandSlot(self.user))]
         if self.reply_to == self.user:
             pass  # asked in private: the hand is the answer
         elif self.user in record.unreachable:
@@ -352,15 +352,15 @@ class Tick:
     idle_expiry: float
 
     def decide(self, record: Record, now: float) -> Decision:
-        mark = record.next_look  # the moment the timer was set for
+        set_for = record.next_look  # the moment the timer was set for
         decision = self._decide(record, now)
         # An idle end waits for the minute's sweep by design: its lateness says nothing.
         idle = any(
             isinstance(e, ev.Stopped) and e.reason is StopReason.IDLE for e in decision.events
         )
         acted = decision.result is not Result.NOTHING_DUE
-        if acted and not idle and mark is not None and now >= mark:
-            metrics.put("TimerLateness", now - mark)
+        if acted and not idle and set_for is not None and now >= set_for:
+            metrics.put("TimerLateness", now - set_for)
         return decision
 
     def _decide(self, record: Record, now: float) -> Decision:
@@ -373,11 +373,11 @@ class Tick:
             game, events = settle(game, now)
             settled = game is not record.game
             record.game = game
-            # The game's own next look: `record.next_look` may be a redraw's.
-            look = timing.game_next_look(record, self.idle_expiry)
+            # The game's own next look (`record.next_look` may be a redraw's), and the computer
+            # player's move it was set for, if any: decided once.
+            look, move = timing.game_due(record, self.idle_expiry)
             # Nothing after what the clock told: the next look follows it, a few seconds on.
             if not events and game.phase is not Phase.OVER and look is not None and now >= look:
-                move = timing.computer_move(record, game, now)
                 if move is None and now - game.acted >= self.idle_expiry:
                     move = Expire(self.idle_expiry)
                 if move is not None:
@@ -450,7 +450,7 @@ class Abandon:
             record.redrawn, record.owed = record.owed, None
         if not events and record.redrawn is None:
             return Decision(result=Result.NOTHING_DUE)
-        return Decision(write=True, events=events, silent=True)
+        return Decision(write=True, events=events, chat_closed=True)
 
 
 @dataclass(frozen=True, slots=True)

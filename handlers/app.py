@@ -108,15 +108,7 @@ class MenteurBot:
         `at` is the time the timer was set for, when it was set for one.
         """
         tick = acts.Tick(self.service.idle_expiry)
-        outcome = await self.service.transact(chat, None, tick, topic=topic, action="timer")
-        now = self.service.clock()
-        look = outcome.next_look
-        # Delivered before its second (clocks differ by a little): set it again. A timer set
-        # for an older look is stale instead: the one set for the new look will come.
-        early = outcome.result is Result.NOTHING_DUE and look is not None and look > now
-        if early and look is not None and at is not None and abs(look - at) < 0.001:
-            self.service.schedule(chat, look, now, topic)
-        return outcome
+        return await self.service.transact(chat, None, tick, topic=topic, action="timer", timer=at)
 
     # --- the bot's own membership --------------------------------------------------------------
 
@@ -129,7 +121,7 @@ class MenteurBot:
             return ignored(Why.KIND, chat)  # a private chat blocked, or the bot (re)added
         if member.user.username != await self.service.questions.username():
             return ignored(Why.MALFORMED, chat)  # Telegram sends only the bot's own here
-        outcome = Outcome(Via.REMOVED, Result.NOTHING_DUE, chat=chat, action="removed")
+        outcome = Outcome(Via.CLOSED, Result.NOTHING_DUE, chat=chat, action="removed")
         for topic in [None, *self.service.store.topics(chat)]:
             ended = await self.service.abandon(chat, topic, update_id)
             if ended.result is Result.APPLIED:

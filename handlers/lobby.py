@@ -253,6 +253,9 @@ class Seat:
         return decision
 
 
+NEW_GAMES_PER_MINUTE = 3  # /newgame by one person in one chat (or forum topic)
+
+
 @dataclass(frozen=True, slots=True)
 class NewGame:
     """/newgame: a new lobby, unless a game is running. `game_id` is a random draw from
@@ -272,6 +275,14 @@ class NewGame:
         if record.game is not None and record.game.phase is not Phase.OVER:
             text = t(self.lang or record.lang, "game_running")
             return refused(text, Why.GAME_RUNNING, record.chat)
+        # A few new games a minute each: a member opening and stopping games over and over
+        # would otherwise spend the group's messages on lobbies.
+        opened = {p: [at for at in ats if now - at < 60.0] for p, ats in record.opened.items()}
+        if len(opened.get(self.opener, ())) >= NEW_GAMES_PER_MINUTE:
+            text = t(self.lang or record.lang, "newgame_too_often")
+            return refused(text, Why.TOO_OFTEN, record.chat)
+        record.opened = {p: ats for p, ats in opened.items() if ats}
+        record.opened[self.opener] = [*opened.get(self.opener, ()), now]
         if record.version == 0:
             # A new group speaks its opener's language until /language.
             record.lang = self.lang or DEFAULT
@@ -290,7 +301,7 @@ def open_game(record: Record, opener: int, game_id: int, clock: int, now: float)
     not come back yet, and that game's id, whose Play again then seats them."""
     last = record.game
     record.previous = record.game_id
-    record.last = (
+    record.previous_seats = (
         {} if last is None else {p: n for p, n in zip(last.ids, last.names, strict=True) if p > 0}
     )
     record.game = open_table(opener, now, clock=clock)

@@ -15,9 +15,9 @@ in its own conditional write (a new stamp), so that one sender only ever holds i
 
 from __future__ import annotations
 
-from collections.abc import Sequence, Set
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple
 
 from engine import Game, Phase
 from engine import events as ev
@@ -25,13 +25,16 @@ from handlers import announcements
 from handlers.callbacks import Place
 from handlers.screens import Screen
 
-if TYPE_CHECKING:
-    from handlers.store import Record
-
 # Longer than any handler may run (the timer function's timeout): a parcel whose writer left
 # no mark by then was never sent.
 GRACE = 30.0
-PER_WRITE = 16  # stamps: the new version times this, plus the parcel's place in the write
+# Stamps: the new version times this, plus the parcel's place in the write. A write stamps at
+# most this many (what it takes to send, within a minute's room, and its own new moments), so
+# no two writes ever give the same stamp, and no mark left by one can name another's parcel.
+PER_WRITE = 32
+# The most parcels an outbox holds: beyond them the oldest challenges are dropped (the table's
+# note tells the latest; a game's end is never dropped). A minute's room, and the item small.
+MOST_HELD = 12
 
 # The events a moment's message is drawn from, and the ones before it that its message names.
 _MOMENTS = (ev.Challenged, ev.FinalPlay, ev.DecisionPassed, ev.Won, ev.Stopped)
@@ -62,43 +65,78 @@ def parcels(events: Sequence[ev.Event]) -> list[tuple[ev.Event, ...]]:
     return found
 
 
+class Packed(NamedTuple):
+    """What a write does with the outbox: what it stores, what it sends now, and the marks it
+    changes."""
+
+    outbox: tuple[Parcel, ...]  # the outbox as written
+    taken: tuple[Parcel, ...]  # the parcels it sends now, stamped anew (in `outbox`)
+    given_up: tuple[int, ...]  # stamps of its own moments it cannot send now: owed to anyone
+    dropped: tuple[int, ...]  # the marks it no longer carries a parcel for, by stamp: they go
+
+
+EMPTY = Packed((), (), (), ())
+
+
 def pack(
-    record: Record,
+    outbox: Sequence[Parcel],
+    marks: Mapping[int, bool],
+    game: Game | None,
     events: Sequence[ev.Event],
     now: float,
     *,
-    silent: bool = False,
+    version: int,
+    room: int,
     update_id: int | None = None,
     mine: Set[int] = frozenset(),
-    new_game: bool = False,
-) -> tuple[list[Parcel], list[Parcel]]:
-    """The record's outbox after the write, and the parcels the write takes to send: the owed
-    ones that are this sender's (`mine`: the stamps its update wrote, as first read), then the
-    write's own moments. The outbox holds the parcels someone else still holds, and these,
-    stamped anew. The record is left as it is."""
-    if silent or record.game is None or new_game:
-        # Nobody can be told any more; or a new game replaced the one the moments were drawn
-        # from (its names and counters are gone with it).
-        return [], []
-    taken: list[tuple[ev.Event, ...]] = []
+) -> Packed:
+    """The outbox of a write on `version` that sends at most `room` moments: the owed parcels
+    that are this sender's (`mine`: the stamps its update wrote, as first read), then the
+    write's own moments, are taken up to `room`, stamped anew; its own moments beyond it are
+    stored owed to anyone (the timer sends them once the minute has room), others' parcels kept
+    as they are. Nothing taken or kept with no game (gone, or a new one whose names and counters
+    the moments no longer match)."""
+    if game is None:
+        return EMPTY._replace(dropped=tuple(sorted(marks)))
     held: list[Parcel] = []
-    for parcel in record.outbox:
-        if record.marks.get(parcel.stamp) or stale(parcel, record.game):
+    owed: list[Parcel] = []
+    for parcel in outbox:
+        if marks.get(parcel.stamp) or stale(parcel, game):
             continue  # delivered, or a decision already taken: this write drops it
         ours = update_id if parcel.stamp in mine else None
-        if ours_to_send(parcel, record.marks, ours, now):
-            taken.append(parcel.events)
-        else:
-            held.append(parcel)
-    retaken = len(taken)
-    taken += parcels(events)
-    first = (record.version + 1) * PER_WRITE
-    fresh = [
-        # Taken again, a parcel is no update's own: one delivery of it holds it at a time.
-        Parcel(first + i, None if i < retaken else update_id, int(now), e)
-        for i, e in enumerate(taken)
+        (owed if ours_to_send(parcel, marks, ours, now) else held).append(parcel)
+    new = parcels(events)
+    taken = owed[:room]
+    fresh_new = new[max(0, room - len(taken)) :]  # its own moments with no room now
+    told = [p.events for p in taken] + new[: max(0, room - len(taken))]
+    first = (version + 1) * PER_WRITE
+    assert len(told) + len(fresh_new) <= PER_WRITE, "a write sends at most a minute's room"
+    # Taken again, a parcel is no update's own: one delivery of it holds it at a time.
+    stamped = [
+        Parcel(first + i, None if i < len(taken) else update_id, int(now), e)
+        for i, e in enumerate(told)
     ]
-    return held + fresh, fresh
+    waiting = [
+        Parcel(first + len(told) + i, update_id, int(now), e) for i, e in enumerate(fresh_new)
+    ]
+    kept = _fold([*held, *owed[room:], *stamped, *waiting])
+    carried = {p.stamp for p in kept}
+    # The marks of parcels no longer carried go (a mark that lands later names a stamp no write
+    # gives again, and goes with the next write).
+    dropped = sorted(set(marks) - carried)
+    given_up = tuple(p.stamp for p in waiting if p.stamp in carried)
+    taken_kept = tuple(p for p in stamped if p.stamp in carried)
+    return Packed(tuple(kept), taken_kept, given_up, tuple(dropped))
+
+
+def _fold(outbox: list[Parcel]) -> list[Parcel]:
+    """At most `MOST_HELD` parcels: the oldest challenges go first; a game's end stays."""
+    excess = len(outbox) - MOST_HELD
+    if excess <= 0:
+        return outbox
+    challenges = [i for i, p in enumerate(outbox) if isinstance(p.events[-1], ev.Challenged)]
+    gone = set(challenges[:excess])
+    return [p for i, p in enumerate(outbox) if i not in gone]
 
 
 def stale(parcel: Parcel, game: Game) -> bool:
@@ -117,7 +155,9 @@ def screen(parcel: Parcel, game: Game, place: Place, lang: str, now: float) -> S
     return announcements.messages(parcel.events, game, place, lang, now)[-1]
 
 
-def ours_to_send(parcel: Parcel, marks: dict[int, bool], update_id: int | None, now: float) -> bool:
+def ours_to_send(
+    parcel: Parcel, marks: Mapping[int, bool], update_id: int | None, now: float
+) -> bool:
     """Whether the parcel is owed and is this sender's to take (see the module's docstring)."""
     if parcel.stamp in marks:
         return not marks[parcel.stamp]

@@ -41,6 +41,7 @@ class Why(StrEnum):
     NO_GAME = "no_game"
     OLD_GAME = "old_game"
     GAME_RUNNING = "game_running"
+    TOO_OFTEN = "too_often"  # /newgame again and again
     NOT_PLAYING = "not_playing"
     NOT_MEMBER = "not_member"  # seating asked by someone who is not in the group
     ON_BEHALF_OF_CHAT = "on_behalf_of_chat"  # a command sent as a channel
@@ -63,7 +64,7 @@ class Via(StrEnum):
     COMMAND = "command"
     TIMER = "timer"
     MIGRATION = "migration"
-    REMOVED = "removed"  # the group, or the game's topic, no longer takes the bot's messages
+    CLOSED = "closed"  # the group, or the game's topic, no longer takes the bot's messages
     IGNORED = "ignored"
 
 
@@ -85,7 +86,7 @@ class Decision:
     all_hands: bool = False  # every hand drawn again, changed or not
     owed: bool = False  # a redraw Telegram made wait: what it may have left stale is drawn again
     hands: set[int] | None = None  # a retried update: the hands to draw again (None: all)
-    silent: bool = False  # the group (or its topic) no longer takes the bot's messages
+    chat_closed: bool = False  # the group (or its topic) no longer takes the bot's messages
     redraw: bool = True  # False: a write of the bot's own (a reminder sent) that no screen shows
 
 
@@ -126,7 +127,7 @@ class Outcome:
     topic: int | None = None
     conflicts: int = 0
     telegram_requests: int = 0
-    reply: dict[str, Any] | None = None
+    webhook_reply: dict[str, Any] | None = None  # the button's answer, on the HTTP response
     next_look: float | None = None  # when the chat's timer looks next, after this update
 
     @property

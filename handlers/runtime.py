@@ -3,8 +3,10 @@
 `bootstrap()` is the one composition of a Lambda container, whichever game function (the
 webhook, the timer) imports it: its entry points call it at import in Lambda, so it runs in the
 init phase and an invocation pays for none of it. The local runner and the tests build a
-`Runtime` of their own. One event loop for the container's life: an httpx client cannot outlive
-its loop (`asyncio.run` per call breaks on the second call).
+`Runtime` of their own, giving it what they replace (the store, the bot, the timers, the clock,
+the random generators, the sleep): everything is given at build time, nothing is changed in a
+built runtime. One event loop for the container's life: an httpx client cannot outlive its loop
+(`asyncio.run` per call breaks on the second call).
 
 The registration function (`handlers.custom_resource`) builds none of this: it reads its two
 parameters from the stack's properties and only calls the Bot API.
@@ -17,8 +19,9 @@ import functools
 import json
 import math
 import os
+import random
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 import boto3
@@ -29,6 +32,7 @@ from handlers.app import MenteurBot
 from handlers.config import Settings
 from handlers.dynamo import DynamoStore
 from handlers.store import Store
+from handlers.timing import Timers
 
 T = TypeVar("T")
 MAX_SQS_DELAY = 900  # seconds: SQS's limit; later timers are left to the scheduled sweep
@@ -65,14 +69,21 @@ class SqsTimers:
 
 
 class Runtime:
+    """A container's bot, built whole: in Lambda from `settings` alone; elsewhere with what the
+    local runner or a test gives in place of AWS's and the machine's (a store, a bot, the
+    timers, the clock, the game's random generator and the game ids', the sleep)."""
+
     def __init__(
         self,
         settings: Settings,
         *,
         store: Store | None = None,
         bot: telegram.Bot | None = None,
-        sqs: Any = None,
+        timers: Timers | None = None,
         clock: Callable[[], float] = time.time,
+        rng: random.Random | None = None,
+        game_ids: random.Random | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         webhook_replies: bool = True,
     ) -> None:
         logs.configure(settings.log_level, (settings.bot_token, settings.webhook_secret))
@@ -80,15 +91,17 @@ class Runtime:
         self.loop = asyncio.new_event_loop()
         self.bot = bot or telegram_io.make_bot(settings.bot_token, settings.api_base_url)
         self.store = store or DynamoStore(boto3.client("dynamodb"), settings.table_name)
-        timers = None
-        if settings.timer_queue_url:
-            timers = SqsTimers(sqs, settings.timer_queue_url)
+        if timers is None and settings.timer_queue_url:
+            timers = SqsTimers(None, settings.timer_queue_url)
         self.app = MenteurBot(
             self.store,
             self.bot,
             clock=clock,
+            rng=rng,
+            game_ids=game_ids,
             timers=timers,
             idle_expiry=settings.idle_expiry_seconds,
+            sleep=sleep,
             webhook_replies=webhook_replies,
         )
 

@@ -81,14 +81,37 @@ def _utf16(text: str) -> int:
 
 
 @dataclass(frozen=True, slots=True)
+class TableSlot:
+    """The group's table message."""
+
+
+@dataclass(frozen=True, slots=True)
+class HandSlot:
+    """A player's hand message, in their private chat."""
+
+    player: int
+
+
+@dataclass(frozen=True, slots=True)
+class MomentSlot:
+    """A moment of the outbox (`handlers.outbox`), by its stamp: sent, it is marked so."""
+
+    stamp: int
+
+
+# Which of the game's messages a request sends, when what becomes of it is kept.
+Slot = TableSlot | HandSlot | MomentSlot
+
+
+@dataclass(frozen=True, slots=True)
 class Send:
-    """A new message. `remember` names it ("table", "final", "hand:<user>") when its id must
-    be kept to edit it later; `thread` is the forum topic it goes to (None: the chat itself, or
-    a forum's General topic)."""
+    """A new message. `remember` says which of the game's messages it is (`Slot`) when its id,
+    or its delivery, must be kept; `thread` is the forum topic it goes to (None: the chat
+    itself, or a forum's General topic)."""
 
     chat_id: int
     screen: Screen
-    remember: str | None = None
+    remember: Slot | None = None
     thread: int | None = None
 
 
@@ -100,7 +123,7 @@ class Edit:
     chat_id: int
     message_id: int
     screen: Screen
-    remember: str | None = None
+    remember: Slot | None = None
     thread: int | None = None
 
 
@@ -108,7 +131,7 @@ class Edit:
 class EditButtons:
     """Replace only a message's buttons (a card toggle; a settled message losing its buttons).
 
-    `after` names a message sent in the same batch (its `remember` key) that replaces this one:
+    `after` names a message sent in the same batch (its `remember` slot) that replaces this one:
     the buttons go only once the replacement is delivered, so players are never left without
     them (a new table whose send met a flood limit leaves the old table as it was).
     """
@@ -116,7 +139,7 @@ class EditButtons:
     chat_id: int
     message_id: int
     buttons: Keyboard
-    after: str | None = None
+    after: Slot | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,19 +1,25 @@
 """Where a chat's game lives: one item per group chat (per forum topic in a group with topics),
 read once and written once per action.
 
-`Store` is the port; `handlers.dynamo.DynamoStore` the adapter (one consistent GetItem, one
-UpdateItem conditional on the version), and `infra.harness.memory.MemoryStore` the tests' fake
-with the same semantics. The game and the bot's bookkeeping travel as one compact JSON document
-(`Record.document`); the ids of messages sent after a write live beside it, set by a second
-update that is not conditional on the version, so they never collide with a move written
-meanwhile.
+`Record` is what the bot keeps about one chat (or forum topic), as read. The game and the bot's
+bookkeeping travel as one compact JSON document (`Record.document`), written by the action's
+conditional write; what sending taught (message ids, sent marks, who cannot be reached) lives
+beside it, kept by a write conditioned on the game rather than the version, so it never
+collides with a move written meanwhile.
+
+`Store` is the port: `load` a record (with the chat's flood budget, in the same request),
+`apply` one change of one item (`handlers.item` says what each write changes, for both stores),
+and the few reads and moves around them. `handlers.dynamo.DynamoStore` is the adapter,
+`infra.harness.memory.MemoryStore` the tests' fake with the same semantics.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Protocol
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Literal, NamedTuple, Protocol
 
 from engine import CLOCK_DEFAULT, Game, Phase, decode, encode
 from handlers import outbox
@@ -46,25 +52,28 @@ class Record:
     clock: int = CLOCK_DEFAULT
     reminded: int | None = None
     # Who pressed buttons that wrote in the last few seconds, and when: someone looking at the
-    # bot needs no ping when their turn comes (`plan.turn_ping`).
+    # bot needs no ping when their turn comes (`plan.turn_ping`); and who was pinged in the last
+    # minute, and when (pinged again only once they act, or the minute is over).
     looking: dict[int, float] = field(default_factory=dict)
+    pinged: dict[int, float] = field(default_factory=dict)
+    # When each person opened the chat's latest games (/newgame), in the last minute.
+    opened: dict[int, list[float]] = field(default_factory=dict)
     title: str = ""
     langs: dict[int, str] = field(default_factory=dict)  # player → language of their hand
     previous: int = 0  # the id of the game before the current one (its Play again seats)
     # The people of that game, id → seat name, while the current one is a lobby: its table
     # says who has not come back yet.
-    last: dict[int, str] = field(default_factory=dict)
+    previous_seats: dict[int, str] = field(default_factory=dict)
     note: str | None = None  # the table's line about the latest events, kept for re-renders
     updates: list[int] = field(default_factory=list)  # update ids already applied
     # The seats whose hands the write of the latest update drew (a mask; None: not known): a
     # retry of it draws those again, and no other (a hand drawn again unticks its cards).
-    drawn: int | None = None
-    # The chat's flood budget, kept once for the whole chat (every forum topic's game and every
-    # reply share it), beside the records: the times of new group messages as read, and until
-    # when Telegram said to wait after a 429.
+    retry_hands: int | None = None
+    # The chat's flood budget, kept once for the whole chat in its own item (every forum topic's
+    # game and every reply share it): the times of new group messages as read, and until when
+    # Telegram said to wait after a 429.
     sends: list[float] = field(default_factory=list)
     hold: float | None = None
-    sends_read: int = 0  # how many times the budget held when read
     next_look: float | None = None  # when the timer must look at this game next (stored as `due`)
     expires: int | None = None  # epoch seconds after which DynamoDB may delete the item
     writer: str | None = None  # a token of the last write's attempt, written with it
@@ -80,8 +89,8 @@ class Record:
     final_msg: int | None = None
     hand_msgs: dict[int, int] = field(default_factory=dict)
     unreachable: set[int] = field(default_factory=set)  # players whose private chat said 403
-    # Parcel stamp -> sent (True) or given up (False), marked after sending; a write drops the
-    # marks of the parcels it no longer carries.
+    # Parcel stamp -> sent (True) or owed to anyone (False), marked after sending; a write drops
+    # the marks of the parcels it no longer carries.
     marks: dict[int, bool] = field(default_factory=dict)
 
     def document(self) -> str:
@@ -106,14 +115,18 @@ class Record:
             doc["ll"] = self.later_lang
         if self.previous:
             doc["pv"] = self.previous
-        if self.last and self.game is not None and self.game.phase is Phase.LOBBY:
-            doc["lp"] = [[p, name] for p, name in self.last.items()]
+        if self.previous_seats and self.game is not None and self.game.phase is Phase.LOBBY:
+            doc["lp"] = [[p, name] for p, name in self.previous_seats.items()]
         if self.looking:
             doc["lk"] = [[p, round(at)] for p, at in self.looking.items()]
+        if self.pinged:
+            doc["pg"] = [[p, round(at)] for p, at in self.pinged.items()]
+        if self.opened:
+            doc["op"] = [[p, *(round(at) for at in ats)] for p, ats in self.opened.items()]
         if self.outbox:
             doc["ob"] = [outbox.encode(p) for p in self.outbox]
-        if self.drawn is not None:
-            doc["dh"] = self.drawn
+        if self.retry_hands is not None:
+            doc["dh"] = self.retry_hands
         return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
 
     def read_document(self, text: str) -> None:
@@ -130,43 +143,29 @@ class Record:
         self.reminded = doc.get("rm")
         self.later_lang = doc.get("ll")
         self.previous = doc.get("pv", 0)
-        self.last = dict(doc.get("lp", []))
+        self.previous_seats = dict(doc.get("lp", []))
         self.looking = {p: float(at) for p, at in doc.get("lk", [])}
+        self.pinged = {p: float(at) for p, at in doc.get("pg", [])}
+        self.opened = {p: [float(at) for at in ats] for p, *ats in doc.get("op", [])}
         self.outbox = [outbox.decode(p) for p in doc.get("ob", ())]
-        self.drawn = doc.get("dh")
+        self.retry_hands = doc.get("dh")
 
     def not_back(self) -> tuple[str, ...]:
         """The names of the people of the last game not seated in this lobby (none after it)."""
         game = self.game
         if game is None or game.phase is not Phase.LOBBY:
             return ()
-        return tuple(name for p, name in self.last.items() if p not in game.ids)
+        return tuple(name for p, name in self.previous_seats.items() if p not in game.ids)
 
-    def owing(self) -> list[Parcel]:
+    def undelivered(self) -> list[Parcel]:
         """The parcels not yet known to be sent: owed, or still with the write that took them."""
         return [p for p in self.outbox if not self.marks.get(p.stamp)]
 
-    def unmarked(self) -> list[int]:
-        """The stamps marked whose parcels this record no longer carries: the write drops them."""
-        carried = {p.stamp for p in self.outbox}
-        return sorted(s for s in self.marks if s not in carried)
-
-    def written(self, *, new_game: bool = False) -> None:
-        """The record as its write left it in the store: the next version, no redraw pending,
-        marks only for the parcels it carries, and a new game's messages forgotten."""
-        self.version += 1
-        self.redrawn = None
-        carried = {p.stamp for p in self.outbox}
-        self.marks = {s: v for s, v in self.marks.items() if s in carried}
-        if new_game:
-            self.forget_messages()
-
-    def forget_messages(self) -> None:
-        """A new game's write forgets the last game's messages: its table, final play, hands,
-        and whom it could not reach."""
-        self.table_msg = self.final_msg = None
-        self.hand_msgs = {}
-        self.unreachable = set()
+    def forgotten(self) -> Record:
+        """The record as a new game's write leaves it: the last game's messages (its table,
+        final play and hands) and whom it could not reach forgotten (`handlers.item.commit`
+        removes the same from the item)."""
+        return replace(self, table_msg=None, final_msg=None, hand_msgs={}, unreachable=set())
 
     def lang_of(self, player: int) -> str:
         """The language of a player's private messages."""
@@ -199,6 +198,85 @@ class Counts:
     writes: int = 0
 
 
+Value = dict[str, Any]  # an attribute's value as DynamoDB types it: {"N": "3"}, {"S": "x"}
+NOTHING: Mapping[str, Value] = MappingProxyType({})
+
+
+class Test(NamedTuple):
+    """One condition on an attribute: equal to a value, absent, present, or of a given size."""
+
+    path: str
+    op: Literal["=", "absent", "present", "size"]
+    value: Value | None = None
+
+
+class Change(NamedTuple):
+    """One UpdateItem of the item `key` (`handlers.item` builds them): what it sets, appends,
+    adds and takes out, removes, on what conditions. A path is an attribute's name, or
+    `map.entry` for an entry of a map attribute."""
+
+    key: str
+    set: Mapping[str, Value] = NOTHING
+    fill: Mapping[str, Value] = NOTHING  # set only where absent
+    append: Mapping[str, Value] = NOTHING  # lists: values added at the end
+    add: Mapping[str, Value] = NOTHING  # number sets: values added
+    delete: Mapping[str, Value] = NOTHING  # number sets: values taken out
+    remove: tuple[str, ...] = ()
+    when: tuple[Test, ...] = ()  # each must hold, or nothing changes (`Conflict`)
+    otherwise: Change | None = None  # written instead when a condition fails, if any
+
+    def __bool__(self) -> bool:
+        return bool(self.set or self.fill or self.append or self.add or self.delete or self.remove)
+
+    def expression(self) -> tuple[str, str | None, dict[str, str], dict[str, Value]]:
+        """The update expression, the condition expression (None: none), and the names and
+        values they refer to, as DynamoDB's UpdateItem takes them."""
+        names: dict[str, str] = {}
+        values: dict[str, Value] = {}
+
+        def name(path: str) -> str:
+            parts = []
+            for part in path.split("."):
+                placeholder = f"#{part}" if part.isalnum() and part.isascii() else None
+                placeholder = placeholder or f"#n{len(names)}"
+                names[placeholder] = part
+                parts.append(placeholder)
+            return ".".join(parts)
+
+        def value(v: Value) -> str:
+            key = f":{len(values)}"
+            values[key] = v
+            return key
+
+        sets = [f"{name(p)} = {value(v)}" for p, v in self.set.items()]
+        sets += [f"{name(p)} = if_not_exists({name(p)}, {value(v)})" for p, v in self.fill.items()]
+        if self.append:
+            empty = value({"L": []})
+            sets += [
+                f"{name(p)} = list_append(if_not_exists({name(p)}, {empty}), {value(v)})"
+                for p, v in self.append.items()
+            ]
+        actions = [("SET", sets), ("REMOVE", [name(p) for p in self.remove])]
+        actions.append(("ADD", [f"{name(p)} {value(v)}" for p, v in self.add.items()]))
+        actions.append(("DELETE", [f"{name(p)} {value(v)}" for p, v in self.delete.items()]))
+        update = " ".join(f"{verb} {', '.join(parts)}" for verb, parts in actions if parts)
+        tests = []
+        for test in self.when:
+            target = name(test.path)
+            match test.op:
+                case "absent":
+                    tests.append(f"attribute_not_exists({target})")
+                case "present":
+                    tests.append(f"attribute_exists({target})")
+                case "=":
+                    assert test.value is not None
+                    tests.append(f"{target} = {value(test.value)}")
+                case "size":
+                    assert test.value is not None
+                    tests.append(f"size({target}) = {value(test.value)}")
+        return update, " AND ".join(tests) or None, names, values
+
+
 class Store(Protocol):
     counts: Counts
 
@@ -207,62 +285,17 @@ class Store(Protocol):
         one if there is none. The chat's flood budget is read with it, in the same request."""
         ...
 
-    def save(self, record: Record, *, new_game: bool = False) -> Record:
-        """Write `record` if nobody wrote since it was read (else `Conflict`); returns it with
-        its new version. `new_game` forgets the message ids of the previous game."""
-        ...
-
-    def remember(
-        self,
-        chat: int,
-        game_id: int,
-        *,
-        topic: int | None = None,
-        table: int | None = None,
-        final: int | None = None,
-        hands: dict[int, int] | None = None,
-        unreachable: set[int] | None = None,
-        reachable: set[int] | None = None,
-    ) -> None:
-        """Keep what sending taught: the ids of messages just sent (unless the chat has moved on
-        to another game) and which players' private chats refuse or accept the bot."""
-        ...
-
-    def spend(
-        self, chat: int, times: list[float], *, recent: list[float] | None = None, read: int = 0
-    ) -> None:
-        """New group messages sent into `chat` at `times`, added to its flood budget (never
-        lost to a concurrent writer). With `recent` (the times read still in the minute), the
-        older ones are dropped too, unless someone added any since the `read` ones."""
-        ...
-
-    def hold(self, chat: int, until: float) -> None:
-        """Telegram said to wait: nothing new goes into `chat` before `until` (the latest kept)."""
-        ...
-
-    def mark(self, chat: int, topic: int | None, marks: dict[int, bool]) -> None:
-        """After sending: which parcels of the outbox went out (True) or were given up (False).
-        Outside the version, like `remember`; nothing for an item that is gone."""
-        ...
-
-    def owe(self, chat: int, at: float, topic: int | None = None, *, hands: bool = False) -> None:
-        """The chat's screens are to be drawn again at `at` (a flood limit outlasted the
-        handler): marked outside the versioned document, the latest mark kept, and `due` moved
-        earlier if need be so that the sweep finds it; the private hands too if `hands` (kept
-        until a redraw settles the mark)."""
+    def apply(self, change: Change) -> None:
+        """One write of one item, as `change` says: `Conflict` when one of its conditions does
+        not hold (and nothing changes)."""
         ...
 
     def overdue(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:
         """Chats (and topics) whose timer is due at `now`: the safety-net sweep's reading."""
         ...
 
-    def add_topic(self, chat: int, topic: int, expires: int | None) -> None:
-        """A game was opened in a forum topic of `chat`: kept, so that whatever ends every game
-        of the chat (the bot removed from it) finds that one."""
-        ...
-
     def topics(self, chat: int) -> list[int]:
-        """The forum topics of `chat` in which games were opened."""
+        """The forum topics of `chat` in which games were opened (`handlers.item.topic`)."""
         ...
 
     def move(self, old_chat: int, new_chat: int) -> None:

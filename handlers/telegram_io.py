@@ -27,7 +27,7 @@ from telegram.error import (
     TelegramError,
 )
 from telegram.request import HTTPXRequest
-from telegram.warnings import PTBDeprecationWarning
+from telegram.warnings import PTBDeprecationWarning, PTBUserWarning
 
 from handlers import logs, metrics
 from handlers.screens import (
@@ -39,6 +39,7 @@ from handlers.screens import (
     Request,
     Screen,
     Send,
+    Slot,
 )
 
 __all__ = [
@@ -54,6 +55,7 @@ _LOGGER = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.telegram.org/bot"
 _NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
+_OWN_METHOD = r"Please use 'Bot\."  # python-telegram-bot's warning on `do_api_request`
 
 # PTB drops Telegram's "Bad Request: " prefix and capitalizes the rest, so match in lower case.
 _NOT_MODIFIED = "message is not modified"
@@ -131,8 +133,8 @@ async def close_bot(bot: telegram.Bot) -> None:
 class Delivery:
     """What became of a batch of requests."""
 
-    #: Send/Edit `remember` key -> id of a message newly sent for it.
-    remembered: dict[str, int] = field(default_factory=dict)
+    #: Send/Edit `remember` slot -> id of a message newly sent for it.
+    remembered: dict[Slot, int] = field(default_factory=dict)
     #: Private chats that answered 403: the player blocked the bot or never started it.
     unreachable: set[int] = field(default_factory=set)
     #: Group chats that answered 403: the bot was removed.
@@ -166,6 +168,10 @@ async def deliver(
     Never raises for a Telegram error (see `Delivery`). `max_wait` bounds how long a flood
     limit (429) is waited out before the request is given up; `sleep` is injected for tests.
     """
+    # `_raw` calls the library's generic method where it has its own, which it warns against
+    # each time: set here, not around the concurrent calls (a `catch_warnings` held across an
+    # await is undone out of order), and not at import (pytest drops what collection set).
+    warnings.filterwarnings("ignore", _OWN_METHOD, PTBUserWarning)
     delivery = Delivery()
     courier = _Courier(bot, delivery, max_wait, sleep)
     answers = [r for r in requests if isinstance(r, Answer)]
@@ -220,30 +226,38 @@ class _Courier:
         bot = self.bot
         match request:
             case Send(chat_id, screen, remember, thread):
-                message = await bot.send_message(
-                    chat_id,
-                    screen.text,
+                sent = await _raw(
+                    bot,
+                    "sendMessage",
+                    chat_id=chat_id,
+                    text=screen.text,
                     entities=_entities(screen),
                     link_preview_options=_NO_PREVIEW,
                     message_thread_id=thread,
-                    api_kwargs=_markup(screen.buttons),
+                    reply_markup=_markup(screen.buttons),
                 )
                 if remember is not None:
-                    self.delivery.remembered[remember] = message.message_id
+                    self.delivery.remembered[remember] = int(sent["message_id"])
             case Edit(chat_id, message_id, screen, _, _):
                 # Without reply_markup Telegram removes the keyboard: what a screen with no
                 # buttons means.
-                await bot.edit_message_text(
-                    screen.text,
+                await _raw(
+                    bot,
+                    "editMessageText",
                     chat_id=chat_id,
                     message_id=message_id,
+                    text=screen.text,
                     entities=_entities(screen),
                     link_preview_options=_NO_PREVIEW,
-                    api_kwargs=_markup(screen.buttons),
+                    reply_markup=_markup(screen.buttons),
                 )
             case EditButtons(chat_id, message_id, buttons, _):
-                await bot.edit_message_reply_markup(
-                    chat_id=chat_id, message_id=message_id, api_kwargs=_markup(buttons)
+                await _raw(
+                    bot,
+                    "editMessageReplyMarkup",
+                    chat_id=chat_id,
+                    message_id=message_id,
+                    reply_markup=_markup(buttons),
                 )
             case Answer(callback_query_id, text, url):
                 await bot.answer_callback_query(callback_query_id, text=text, url=url)
@@ -368,15 +382,24 @@ def _entities(screen: Screen) -> list[MessageEntity] | None:
 
 
 def _markup(buttons: Keyboard) -> dict[str, Any] | None:
-    """The keyboard as the `reply_markup` parameter, in the JSON form Telegram reads (the
-    call's `api_kwargs`, which python-telegram-bot sends as they are); None for no keyboard.
+    """The keyboard as the `reply_markup` parameter, in the JSON form Telegram reads; None for
+    no keyboard.
 
     The same JSON as an `InlineKeyboardMarkup` of `InlineKeyboardButton`s, without building
     those objects for python-telegram-bot to turn back into dictionaries: a hand of up to 51
     buttons is redrawn on every move."""
     if not buttons:
         return None
-    return {"reply_markup": {"inline_keyboard": [[_button(b) for b in row] for row in buttons]}}
+    return {"inline_keyboard": [[_button(b) for b in row] for row in buttons]}
+
+
+async def _raw(bot: telegram.Bot, method: str, **params: Any) -> Any:
+    """A Bot API call whose answer is kept as Telegram's JSON, not made into python-telegram-bot's
+    objects: a sent message is read for its id alone, an edit's answer not at all, and parsing
+    a message with a hand's buttons costs more than the rest of sending it. Telegram's errors
+    are raised as for the library's own methods."""
+    given = {key: value for key, value in params.items() if value is not None}
+    return await bot.do_api_request(method, given)
 
 
 def _button(button: Button) -> dict[str, str]:

@@ -12,10 +12,20 @@ from __future__ import annotations
 
 import math
 import random
+from typing import Protocol
 
 from engine import Game, Move, Phase, Shout, view
 from handlers import robots
 from handlers.store import Record
+
+
+class Timers(Protocol):
+    """The timer: SQS's delayed messages in Lambda (`handlers.runtime.SqsTimers`)."""
+
+    def schedule(self, chat: int, at: float, now: float, topic: int | None = None) -> None:
+        """Have the timer look at `chat` (its forum `topic`) at `at` seconds, give or take one."""
+        ...
+
 
 COMPUTER_DELAY = (3.0, 5.0)  # seconds before a computer player acts: people shout first
 FINISHED_KEPT = 7 * 24 * 3600  # a finished game's record stays this long, then expires
@@ -60,9 +70,15 @@ def game_next_look(record: Record, idle_expiry: float) -> float | None:
     """When the record's game needs the timer next, or None once it is over: a function of the
     stored game (and of the reminder already sent) alone, so that a write that leaves the game
     as it was (a reply's bookkeeping) leaves its timer too."""
+    return game_due(record, idle_expiry)[0]
+
+
+def game_due(record: Record, idle_expiry: float) -> tuple[float | None, Move | None]:
+    """`game_next_look`, and the computer player's move then, if one wants to act: decided
+    once, from the stored game alone, for the timer to set and to make."""
     game = record.game
     if game is None or game.phase is Phase.OVER:
-        return None
+        return None, None
     # The idle end is due within the hour after the expiry, on the hour: `due` is the key of
     # the timers' index, and a key that moved with every move would cost two more index
     # writes per move (a delete and a put) for a deadline nobody needs to the second.
@@ -79,10 +95,11 @@ def game_next_look(record: Record, idle_expiry: float) -> float | None:
     computers = game.phase is not Phase.LOBBY and any(p < 0 for p in game.ids)
     # A computer player acts a few seconds after the game last changed (its turn began), the
     # table's play for an absent person included: people see that play, and may shout at it.
-    if computers and computer_move(record, game, game.updated) is not None:
+    move = computer_move(record, game, game.updated) if computers else None
+    if move is not None:
         delay = computer_rng(record, game).uniform(*COMPUTER_DELAY)
         due = min(due, game.updated + delay)
-    return round(due * 1000) / 1000  # to the millisecond, as stored: the timer is set for it
+    return round(due * 1000) / 1000, move  # to the millisecond, as stored: the timer is set for it
 
 
 def reminder_at(record: Record) -> float | None:

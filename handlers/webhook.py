@@ -85,12 +85,12 @@ def _handle(event: dict[str, Any], rt: Runtime) -> tuple[dict[str, Any], dict[st
             LOGGER.exception("update %s failed", update_id)
             return {"statusCode": 500, "body": ""}, {"update": update_id, "outcome": "error"}
     line = outcome.log(update_id, time.perf_counter())  # its latency_ms: set by handle()
-    if outcome.reply is None:
+    if outcome.webhook_reply is None:
         return {"statusCode": 200, "body": ""}, line
     return {
         "statusCode": 200,
         "headers": {"Content-Type": "application/json"},
-        "body": json.dumps(outcome.reply, ensure_ascii=False),
+        "body": json.dumps(outcome.webhook_reply, ensure_ascii=False),
     }, line
 
 

@@ -16,6 +16,7 @@ import contextlib
 import datetime as dtm
 import json
 import logging
+import random
 import signal
 import sys
 import time
@@ -32,7 +33,7 @@ from telegram.error import Conflict, InvalidToken, NetworkError, TelegramError
 from telegram.warnings import PTBUserWarning
 
 from engine import DECISION_SECONDS, UNTIMED_TURN, Phase
-from handlers import questions, registration, telegram_io, timer, timing, webhook
+from handlers import item, questions, registration, telegram_io, timer, timing, webhook
 from handlers.config import Settings
 from handlers.dynamo import DynamoStore
 from handlers.runtime import Runtime
@@ -129,11 +130,14 @@ class LocalBot:
         *,
         data_dir: Path | None = DATA_DIR,
         clock: Callable[[], float] = time.time,
+        seed: int | None = None,
     ) -> None:
+        """`seed`: the shuffles and the game ids drawn from it (None: as in Lambda)."""
         # No SQS locally: the sweep every second stands in for the delayed messages.
         self.settings = replace(settings, timer_queue_url=None)
         self.data_dir = data_dir
         self.clock = clock
+        self.seed = seed
         self.dynalite = Dynalite(path=data_dir)
         self._runtime: Runtime | None = None
 
@@ -155,7 +159,14 @@ class LocalBot:
             except (BotoCoreError, ClientError) as error:  # its first request: one line, no trace
                 raise DynaliteError(f"dynalite did not answer: {error}") from error
             store = DynamoStore(client, self.settings.table_name)
-            self._runtime = Runtime(self.settings, store=store, clock=self.clock)
+            seeded = self.seed is not None
+            self._runtime = Runtime(
+                self.settings,
+                store=store,
+                clock=self.clock,
+                rng=random.Random(self.seed) if seeded else None,
+                game_ids=random.Random(self.seed) if seeded else None,
+            )
         except BaseException:
             self.close()
             raise
@@ -199,7 +210,7 @@ class LocalBot:
         record.game = replace(game, deadline=deadline, updated=now, acted=now)
         record.reminded = None
         record.next_look = timing.next_look(record, self.settings.idle_expiry_seconds)
-        store.save(record)
+        item.save(store, record)
         return True
 
     def tick(self) -> None:

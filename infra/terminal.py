@@ -37,7 +37,6 @@ import itertools
 import math
 import os
 import queue
-import random
 import re
 import secrets
 import sys
@@ -248,11 +247,8 @@ class OfflineTable:
                 api_base_url=self.tg.base_url,
             )
             self._local = self._stack.enter_context(
-                LocalBot(settings, data_dir=self.data_dir, clock=self.clock)
+                LocalBot(settings, data_dir=self.data_dir, clock=self.clock, seed=self.seed)
             )
-            if self.seed is not None:
-                self.local.rt.app.service.rng = random.Random(self.seed)
-                self.local.rt.app.service.game_ids = random.Random(self.seed)
             self._poller = Poller(self.local)
             self.poller.start()
             me = self.local.rt.run(self.local.rt.bot.get_me())

@@ -1,10 +1,6 @@
-"""A whole bot in a test: the webhook handler, a table built from template.yaml (moto, or a
-DynamoDB-compatible server), a fake Telegram, an injected clock — and people who press buttons
-the way Telegram delivers them.
-
-`Chats` reads what a bot's chats show and what its store holds; `Driver` is what people do
-(press, join, seat, start, select), whichever webhook handler their updates reach: `Table` here
-(one bot) and `stack.Stack` (many containers) are both driven by it.
+"""One bot in a test: a `Stack` (the fake Telegram, a table built from template.yaml on moto or
+a DynamoDB-compatible server, an injected clock) with one container, driven as people use
+Telegram: `Table`, whose updates reach the webhook handler as Telegram delivers them.
 
     with running_bot(seed=3) as table:
         open_and_start(table, people())
@@ -13,204 +9,44 @@ the way Telegram delivers them.
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import functools
-import random
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
-import boto3
-import httpx
-
-from engine import Game, Phase, card_name, cards_in
-from handlers import timer, webhook
+from engine import Phase, card_name
 from handlers.callbacks import Kind
-from handlers.config import Settings
-from handlers.dynamo import DynamoStore
-from handlers.runtime import Runtime
 from handlers.store import Record
-from infra.fake_telegram import FakeTelegram, StoredMessage
-from infra.harness import GROUP, SECRET, TOKEN, Clock, Person, RecordingTimers, by_id
-from infra.harness.screens import (
-    button,
-    button_texts,
-    card_buttons,
-    cards_in_text,
-    selected,
-    shown_cards,
-)
-from infra.harness.updates import Reply, Updates, event, timer_event
-from infra.runner import scheduled_event
-from infra.table import create_table
+from handlers.timing import Timers
+from infra.fake_telegram import StoredMessage
+from infra.harness import GROUP, SECRET, Clock, Person, RecordingTimers, by_id
+from infra.harness.driver import Chats
+from infra.harness.screens import cards_in_text
+from infra.harness.stack import Backend, Container, Stack
+from infra.harness.updates import Reply
 
-Post = Callable[[dict[str, Any]], Reply]  # an update to a webhook handler, its reply decoded
-
-
-class Chats:
-    """What one bot's chats show, read as people read them, and its store read white-box, for
-    assertions. Subclasses say where a chat's stored record is read (`record`)."""
-
-    tg: FakeTelegram
-
-    def record(self, chat: int = GROUP) -> Record:
-        raise NotImplementedError
-
-    def game(self, chat: int = GROUP) -> Game:
-        game = self.record(chat).game
-        assert game is not None
-        return game
-
-    def hand(self, person: Person, chat: int = GROUP) -> set[int]:
-        """The cards the person holds, as stored."""
-        game = self.game(chat)
-        return set(cards_in(game.hands[game.ids.index(person.id)]))
-
-    def latest(self, chat: int) -> StoredMessage:
-        return self.tg.chat_messages(chat)[-1]
-
-    def table_message(self, chat: int = GROUP) -> StoredMessage:
-        message_id = self.record(chat).table_msg
-        assert message_id is not None, "no table message"
-        message = self.tg.message(chat, message_id)
-        assert message is not None
-        return message
-
-    def hand_message(self, person: Person, chat: int = GROUP) -> StoredMessage:
-        """The message the bot keeps editing as the person's hand."""
-        message_id = self.record(chat).hand_msgs.get(person.id)
-        assert message_id is not None, f"{person.name} has no hand message"
-        message = self.tg.message(person.id, message_id)
-        assert message is not None
-        return message
-
-    def shown_hand(self, person: Person, chat: int = GROUP) -> set[int]:
-        return shown_cards(self.hand_message(person, chat))
-
-    def group_message_with(self, kind: Kind, chat: int = GROUP) -> StoredMessage:
-        for message in reversed(self.tg.chat_messages(chat)):
-            if button(message, kind):
-                return message
-        raise AssertionError(f"no group message with a {kind.name} button")
-
-
-@dataclass
-class Driver:
-    """People using a bot, each gesture done once here: whichever webhook handler (`post`) an
-    update reaches, and whatever the chats (`chats`) show."""
-
-    chats: Chats
-    post: Post
-    updates: Updates
-    clock: Callable[[], float]
-
-    def press(self, person: Person, message: StoredMessage, data: str) -> Reply:
-        return self.post(self.press_update(person, message, data))
-
-    def press_update(self, person: Person, message: StoredMessage, data: str) -> dict[str, Any]:
-        return self.updates.press(
-            person, message.chat_id, message.message_id, data, now=self.clock()
-        )
-
-    def press_button(self, person: Person, message: StoredMessage, kind: Kind) -> Reply:
-        data = button(message, kind)
-        assert data is not None, f"no {kind.name} button in {button_texts(message)}"
-        return self.press(person, message, data)
-
-    def start_from(self, person: Person, url: str | None) -> None:
-        """Start in the private chat a Join's answer opened (none: it seated them at once)."""
-        if url is not None:
-            start = "/start " + url.split("?start=")[1]
-            self.post(self.updates.message(person, start, person.id, now=self.clock()))
-
-    def join(self, person: Person, chat: int = GROUP) -> None:
-        """Join as a person does: the button, then, unless it seated them at once (the bot may
-        write to them already), Start in the private chat its answer opens. The answer is the
-        webhook's reply, or, when the bot answered with a request of its own, that request."""
-        message = self.chats.group_message_with(Kind.JOIN, chat)
-        data = button(message, Kind.JOIN)
-        assert data is not None, f"no JOIN button in {button_texts(message)}"
-        update = self.press_update(person, message, data)
-        reply = self.post(update)
-        if reply.answer is not None:
-            url = reply.url
-        else:
-            query = update["callback_query"]["id"]
-            (call,) = [
-                c
-                for c in self.chats.tg.calls("answerCallbackQuery")
-                if c.params.get("callback_query_id") == query
-            ]
-            url = None if call.params.get("url") is None else str(call.params["url"])
-        self.start_from(person, url)
-
-    def seat(self, players: list[Person], chat: int = GROUP, command: str = "/newgame") -> None:
-        """`command` (/newgame; "/newgame off" for a game without R20's clock), then everyone
-        joins."""
-        reply = self.post(self.updates.message(players[0], command, chat, now=self.clock()))
-        assert reply.status == 200, reply
-        for person in players:
-            self.join(person, chat)
-
-    def start(self, opener: Person, chat: int = GROUP) -> Game:
-        """The opener presses Start."""
-        self.press_button(opener, self.chats.group_message_with(Kind.START, chat), Kind.START)
-        return self.chats.game(chat)
-
-    def open(
-        self,
-        players: list[Person],
-        chat: int = GROUP,
-        *,
-        command: str = "/newgame",
-        robots: int = 0,
-    ) -> Game:
-        """Everyone seated (`seat`), `robots` times /addbot, the opener presses Start."""
-        self.seat(players, chat, command)
-        for _ in range(robots):
-            self.post(self.updates.message(players[0], "/addbot", chat, now=self.clock()))
-        return self.start(players[0], chat)
-
-    def select(self, person: Person, cards: set[int], chat: int = GROUP) -> StoredMessage:
-        """Toggle cards in the person's hand message, one press each, until exactly `cards` are
-        selected; returns the hand message then."""
-        message = self.chats.hand_message(person, chat)
-        for card in sorted(selected(message) ^ cards):
-            reply = self.press(person, message, card_buttons(message)[card])
-            assert reply.status == 200, reply
-            message = self.chats.hand_message(person, chat)
-        return message
-
-
-def sweep(rt: Runtime, now: float) -> None:
-    """The scheduled rule fires: the timer function sweeps the chats that are due."""
-    timer.handle(scheduled_event(now), rt)
-
-
-def fire(rt: Runtime, *messages: str | dict[str, Any]) -> dict[str, Any]:
-    """SQS delivers timer messages (`timer_event`) to the timer function."""
-    return timer.handle(timer_event(*messages), rt)
+__all__ = ["Table", "Watcher", "open_and_start", "play_to_a_final_play", "running_bot"]
 
 
 class Table(Chats):
-    """Drives one bot: deliver updates as Telegram would and look at what each chat shows."""
+    """One bot, a stack's one container: deliver updates as Telegram would and look at what
+    each chat shows."""
 
-    def __init__(self, tg: FakeTelegram, rt: Runtime, clock: Clock, timers: RecordingTimers):
-        self.tg = tg
-        self.rt = rt
-        self.clock = clock
+    def __init__(self, stack: Stack, c: Container, timers: RecordingTimers) -> None:
+        self.stack = stack
+        self.c = c
+        self.tg = stack.tg
+        self.rt = c.rt
+        self.clock = c.clock
         self.timers = timers
-        self.updates = Updates(clock=clock)
-        self.http = httpx.Client(base_url=tg.url)
-        self.people = Driver(self, self.post, self.updates, clock)
+        self.updates = stack.updates
+        self.people = stack.people(c)
         # The tests read the store white-box after nearly every step, often the same record
         # many times between two writes (each player's hand, each screen): a read is kept until
         # the next call to DynamoDB that is not a read, whoever makes it through this client.
         # A store without a DynamoDB client is read each time: nothing would say it changed.
         self._read: dict[int, Record] | None = None
-        client = getattr(rt.store, "client", None)
+        client = getattr(c.store.inner, "client", None)
         if client is not None:
             self._read = {}
             client.meta.events.register("before-call.dynamodb", self._forget_on_write)
@@ -223,17 +59,11 @@ class Table(Chats):
 
     def deliver(self, ev: dict[str, Any]) -> dict[str, Any]:
         """The webhook handler on a Lambda event; its webhook reply performed as Telegram does."""
-        response = webhook.handle(ev, self.rt)
-        reply = Reply.of(response)
-        if reply.status == 200 and reply.answer is not None:
-            params = dict(reply.answer)
-            method = params.pop("method")
-            self.http.post(f"/bot{TOKEN}/{method}", json=params).raise_for_status()
-        return response
+        return self.c.deliver(ev)
 
     def post(self, update: dict[str, Any], secret: str | None = SECRET) -> Reply:
         """POST an update to the webhook handler, as Telegram does."""
-        return Reply.of(self.deliver(event(update, secret=secret, now=self.clock.now)))
+        return self.c.post(update, secret)
 
     def say(self, person: Person, text: str, chat: int = GROUP) -> Reply:
         return self.post(self.updates.message(person, text, chat))
@@ -241,13 +71,13 @@ class Table(Chats):
     def press(self, person: Person, chat: int, message_id: int, data: str) -> Reply:
         return self.post(self.updates.press(person, chat, message_id, data))
 
-    def tick(self) -> None:
+    def sweep(self) -> None:
         """The scheduled sweep, as the timer Lambda runs it."""
-        sweep(self.rt, self.clock.now)
+        self.c.sweep()
 
     def fire(self, at: float, chat: int = GROUP) -> dict[str, Any]:
         """The timer function on the SQS message set for `at`, delivered at the table's clock."""
-        return fire(self.rt, {"chat": chat, "at": at})
+        return self.c.fire({"chat": chat, "at": at})
 
     # --- what people do ----------------------------------------------------------------------
 
@@ -255,12 +85,10 @@ class Table(Chats):
         return self.people.press_button(person, message, kind)
 
     def select(self, person: Person, cards: set[int]) -> StoredMessage:
-        """Toggle cards in the person's hand message, one press each, as a person would, until
-        exactly `cards` are selected."""
         return self.people.select(person, cards)
 
     def play(self, person: Person, cards: set[int]) -> Reply:
-        return self.press_button(person, self.select(person, cards), Kind.PLAY)
+        return self.people.play(person, cards)
 
     def join(self, person: Person) -> None:
         self.people.join(person)
@@ -285,48 +113,32 @@ class Table(Chats):
 _READS = frozenset({"GetItem", "BatchGetItem", "Query", "Scan", "DescribeTable", "ListTables"})
 
 
-@functools.cache
-def _sessions() -> boto3.Session:
-    """One boto3 session for every moto client of the run. moto drops boto3's default session
-    each time a mock starts, and a new session reads botocore's endpoint and service files
-    again; moto's state is its own, so each test still gets an empty DynamoDB."""
-    return boto3.Session()
-
-
 @contextmanager
 def running_bot(
-    seed: int = 7, dynamodb: Any = None, log_level: str = "INFO", flood_limit: int | None = None
+    seed: int = 7,
+    dynamodb: Any = None,
+    log_level: str = "INFO",
+    flood_limit: int | None = None,
+    *,
+    timers: Timers | None = None,
+    sleep: Callable[[float], Awaitable[None]] | None = None,
+    **container: Any,
 ) -> Iterator[Table]:
-    """A bot on a fake Telegram, with the table built from template.yaml: on moto, or on the
-    DynamoDB-compatible server `dynamodb` (a boto3 client) when one is given. `flood_limit`:
-    the fake answers 429 beyond that many messages a minute into one chat, as Telegram does."""
-    with contextlib.ExitStack() as stack:
-        clock = Clock()
-        tg = stack.enter_context(FakeTelegram(clock=clock, flood_limit=flood_limit))
-        if dynamodb is None:
-            from moto import mock_aws  # noqa: PLC0415 - what drives a bot on dynalite needs none
-
-            stack.enter_context(mock_aws())
-            dynamodb = _sessions().client("dynamodb", region_name="us-east-1")
-        create_table(dynamodb, "menteur-test")
-        settings = Settings(
-            table_name="menteur-test",
-            bot_token=TOKEN,
-            webhook_secret=SECRET,
-            api_base_url=tg.base_url,
-            log_level=log_level,
-        )
-        timers = RecordingTimers()
-        rt = Runtime(settings, store=DynamoStore(dynamodb, "menteur-test"), clock=clock)
-        rt.app.service.timers = timers
-        rt.app.service.rng = random.Random(seed)
-        rt.app.service.game_ids = random.Random(seed)
-        table = Table(tg, rt, clock, timers)
-        try:
-            yield table
-        finally:
-            table.http.close()
-            rt.close()
+    """One bot on a stack of its own: on moto, or on the DynamoDB-compatible server `dynamodb`
+    (a boto3 client) when one is given. `flood_limit`: the fake answers 429 beyond that many
+    messages a minute into one chat, as Telegram does. `timers` in place of the recording
+    ones (`Table.timers`); `sleep` in place of asyncio's (the waits between conflicting
+    writes); `container`: the rest of `Stack.container`'s options (its settings too)."""
+    clock = Clock()
+    backend: Backend = "moto" if dynamodb is None else "dynalite"
+    stack = Stack(
+        store=backend, dynamodb=dynamodb, clock=clock, flood_limit=flood_limit, log_level=log_level
+    )
+    with stack:
+        recording = RecordingTimers()
+        options: dict[str, Any] = container if sleep is None else {**container, "sleep": sleep}
+        c = stack.container(clock, seed, timers=recording if timers is None else timers, **options)
+        yield Table(stack, c, recording)
 
 
 # --- a game through the bot, watched -------------------------------------------------------------

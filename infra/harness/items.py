@@ -16,13 +16,18 @@ import boto3
 from moto import mock_aws
 
 from engine import Game, Join, Phase, Start, apply, open_table, settle, strategy, view
-from handlers import names, plan, timing
+from handlers import item, names, plan
 from handlers.callbacks import GAME_IDS
 from handlers.dynamo import DynamoStore
+from handlers.item import Kept
 from handlers.outcomes import Decision
+from handlers.plan import written
 from handlers.store import Record
 from handlers.text import SUPPORTED
+from infra.harness.limits import Limited, item_size
 from infra.table import create_table
+
+__all__ = ["dynamodb", "game_items", "item_size"]
 
 SIXTEEN = "Abcdefghijklmnop"
 CHAT = -1001234567890  # a supergroup's id: the longest kind there is
@@ -33,33 +38,12 @@ IDLE_EXPIRY = 86400.0
 TABLE_MESSAGE, FINAL_MESSAGE, HAND_MESSAGE = 1_234_567, 1_234_599, 54_321
 
 
-def item_size(value: dict[str, Any]) -> int:
-    """DynamoDB's own measure of an item: names plus values, numbers by their digits."""
-
-    def size(v: dict[str, Any]) -> int:
-        ((kind, inner),) = v.items()
-        if kind == "S":
-            return len(inner.encode())
-        if kind == "B":
-            return len(inner)
-        if kind == "N":
-            return (len(inner.strip("-").lstrip("0").replace(".", "")) + 1) // 2 + 1
-        if kind == "BOOL":
-            return 1
-        if kind == "NS":
-            return sum(size({"N": n}) for n in inner)
-        if kind == "M":
-            return 3 + sum(len(k.encode()) + size(x) + 1 for k, x in inner.items())
-        raise AssertionError(kind)
-
-    return sum(len(name.encode()) + size(v) for name, v in value.items())
-
-
 @contextmanager
 def dynamodb() -> Iterator[Any]:
-    """A moto DynamoDB client with the games table, built from template.yaml."""
+    """A moto DynamoDB client with the games table, built from template.yaml, refusing what
+    DynamoDB refuses (`Limited`)."""
     with mock_aws():
-        client = boto3.client("dynamodb", region_name="us-east-1")
+        client = Limited(boto3.client("dynamodb", region_name="us-east-1"))
         create_table(client, TABLE)
         yield client
 
@@ -70,11 +54,12 @@ def game_items(
     """One whole game of `players` people all named `name` (told apart by superscripts, which
     makes every name longer) in a group speaking `lang`, their moves chosen by the computer
     player's strategy (seeded): after each move (the start included), the game and its chat's
-    item as stored. Each move writes the record as the transaction does: the table's note
-    and the times of the minute's group messages (`plan.plan`), the latest update
-    ids, the timer and the expiry, a writer's token; the first write is followed by every
-    message id the bot remembers: the table, a final play, every player's hand, a player it
-    cannot reach. Every player's hand speaks a language (half of them the other one)."""
+    item as stored. Each move writes the record as the transaction does (`plan.written`,
+    `item.commit`: the table's note, the outbox, the times of the minute's group messages, the
+    latest update ids, the timer and the expiry, a writer's token), then its receipt (the
+    moments marked sent); the first write's receipt has every message id the bot remembers: the
+    table, a final play, every player's hand, a player it cannot reach. Every player's hand
+    speaks a language (half of them the other one)."""
     rng = random.Random(seed)
     store = DynamoStore(client, TABLE)
     chat = CHAT - seed  # an item of its own, with an id as long
@@ -91,25 +76,20 @@ def game_items(
     game, events = apply(game, Start(ids[0], seed), now)
     while True:
         record.game = game
-        decision = Decision(write=True, events=events)
+        decision = Decision(write=True, events=events, new_game=record.version == 0)
         # The item as written: the moments' parcels in it, not yet marked sent.
-        planned = plan.plan(before, record, decision, now, update_id=update)
-        planned.keep(record)
-        record.sends = list(planned.sends)
-        parcels = planned.parcels
+        planned = plan.of(before, record, decision, now, update_id=update)
         update += rng.randint(1, 3)
-        record.updates = [*record.updates, update]
-        record.writer = f"{rng.getrandbits(40):010x}.{record.version:x}"
-        record.next_look = timing.next_look(record, IDLE_EXPIRY)
-        record.expires = timing.expiry(record, now, IDLE_EXPIRY)
-        first = record.version == 0
-        store.save(record, new_game=first)
+        writer = f"{rng.getrandbits(40):010x}.{record.version:x}"
+        write = written(record, decision, planned, now, update, writer, IDLE_EXPIRY)
+        for change in item.commit(write):
+            store.apply(change)
+        first, record = record.version == 0, write.record
         if first:
             hands = dict.fromkeys(ids, HAND_MESSAGE)
-            store.remember(
-                chat, record.game_id, table=TABLE_MESSAGE, final=FINAL_MESSAGE, hands=hands
-            )
-            store.remember(chat, record.game_id, unreachable={ids[1]})
+            kept = Kept(TABLE_MESSAGE, FINAL_MESSAGE, hands, unreachable=frozenset({ids[1]}))
+            for change in item.receipt(record, kept, now):
+                store.apply(change)
             # What the next read would find beside the document.
             record.table_msg, record.final_msg, record.hand_msgs = (
                 TABLE_MESSAGE,
@@ -118,10 +98,14 @@ def game_items(
             )
             record.unreachable = {ids[1]}
         # Sent: marked so beside the document, as the next read finds them (and drops them).
-        record.marks = {p.stamp: True for p in parcels}
-        store.mark(chat, None, record.marks)
+        marks = {p.stamp: True for p in planned.packed.taken}
+        for change in item.receipt(record, Kept(marks=marks), now):
+            store.apply(change)
+        record.marks = {**record.marks, **marks}
         key = {"pk": {"S": f"chat#{chat}"}}
-        yield game, client.get_item(TableName=TABLE, Key=key)["Item"]
+        stored = client.get_item(TableName=TABLE, Key=key)["Item"]
+        record.sends = [float(t["N"]) for t in stored.get("gs", {}).get("L", [])]
+        yield game, stored
         if game.phase is Phase.OVER:
             return
         before = game

@@ -1,10 +1,13 @@
-"""The whole bot on this machine, for race tests, scale tests and load benchmarks.
+"""The whole bot on this machine, built one way for every test and benchmark: `Stack`.
 
-A real dynalite process with the table built from template.yaml (or, for sequential runs, one
-shared in-memory store), one fake Telegram, and as many "containers" as a test wants: each a
-`Runtime` of its own (event loop, bot, DynamoDB client), as separate Lambda containers have.
-People press the buttons the bot drew, as Telegram delivers them: a JSON update through
-`webhook.handle`, the secret header included.
+One store (moto's DynamoDB, a real dynalite process, or the in-memory fake for sequential runs;
+the table built from template.yaml, every client refusing what DynamoDB refuses), one fake
+Telegram, and as many "containers" as a test wants: each a `Runtime` of its own (event loop,
+bot, DynamoDB client), as separate Lambda containers have, built whole (its clock, random
+generators, timers and sleep given). People press the buttons the bot drew, as Telegram
+delivers them: a JSON update through `webhook.handle`, the secret header included, and the
+webhook's reply performed through the bot, as the local runner does. `infra.harness.bot`'s
+`Table` is one container of a stack, driven as one bot.
 
 `HookedStore` wraps a container's store so a test can pause or kill it at an exact point
 (after its read, before or after its write), and `Outcomes` collects the outcome each handler
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -26,44 +30,47 @@ import random
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+import time
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Literal, Self
 from urllib.parse import urlsplit
 
+import boto3
 import telegram
 from telegram.request import BaseRequest, RequestData
 
 from engine import Game, cards_in
-from handlers import webhook
-from handlers.callbacks import Kind
+from handlers import telegram_io, webhook
 from handlers.config import Settings
 from handlers.dynamo import DynamoStore
 from handlers.runtime import Runtime
-from handlers.store import Counts, Record, Store
+from handlers.store import Change, Counts, Record, Store
+from handlers.timing import Timers
 from infra.dynalite import Dynalite
 from infra.fake_telegram import FakeTelegram
 from infra.harness import GROUP, SECRET, TOKEN, Clock, Person
-from infra.harness.bot import Chats, Driver, fire, sweep
+from infra.harness.driver import Chats, Driver, fire, sweep
+from infra.harness.limits import Limited
 from infra.harness.memory import MemoryStore
-from infra.harness.screens import button
 from infra.harness.updates import Reply, Updates, event
 from infra.table import create_table
 
-TABLE = "menteur-races"
+TABLE = "menteur-test"
 
 
 # --- a store that a test can stop at an exact point ----------------------------------------------
 
-Hook = Callable[[Record], None]
+Hook = Callable[[Any], None]
 
 
 class HookedStore:
-    """A store that calls hooks around its reads and writes; otherwise the store it wraps.
+    """A store that calls hooks around its reads and its commits; otherwise the store it wraps.
 
-    `after_load` runs after each read, `before_save` before each write attempt, `after_save`
-    after each write that succeeded (the commit). `commits` counts those.
+    `after_load` runs after each read (with the record), `before_save` before each conditional
+    write of an action (with its change), `after_save` after each that succeeded (the commit).
+    `commits` counts those.
     """
 
     def __init__(self, inner: Store) -> None:
@@ -82,37 +89,18 @@ class HookedStore:
             self.after_load(record)
         return record
 
-    def save(self, record: Record, *, new_game: bool = False) -> Record:
-        if self.before_save is not None:
-            self.before_save(record)
-        saved = self.inner.save(record, new_game=new_game)
-        self.commits += 1
-        if self.after_save is not None:
-            self.after_save(saved)
-        return saved
-
-    def remember(self, chat: int, game_id: int, **kwargs: Any) -> None:
-        self.inner.remember(chat, game_id, **kwargs)
-
-    def owe(self, chat: int, at: float, topic: int | None = None, *, hands: bool = False) -> None:
-        self.inner.owe(chat, at, topic, hands=hands)
-
-    def mark(self, chat: int, topic: int | None, marks: dict[int, bool]) -> None:
-        self.inner.mark(chat, topic, marks)
-
-    def spend(
-        self, chat: int, times: list[float], *, recent: list[float] | None = None, read: int = 0
-    ) -> None:
-        self.inner.spend(chat, times, recent=recent, read=read)
-
-    def hold(self, chat: int, until: float) -> None:
-        self.inner.hold(chat, until)
+    def apply(self, change: Change) -> None:
+        commit = "ver" in change.set  # an action's conditional write (`handlers.item.commit`)
+        if commit and self.before_save is not None:
+            self.before_save(change)
+        self.inner.apply(change)
+        if commit:
+            self.commits += 1
+            if self.after_save is not None:
+                self.after_save(change)
 
     def overdue(self, now: float, limit: int = 100) -> list[tuple[int, int | None]]:
         return self.inner.overdue(now, limit)
-
-    def add_topic(self, chat: int, topic: int, expires: int | None) -> None:
-        self.inner.add_topic(chat, topic, expires)
 
     def topics(self, chat: int) -> list[int]:
         return self.inner.topics(chat)
@@ -170,14 +158,6 @@ def listening(handler: logging.Handler, names: Iterable[str]) -> Iterator[None]:
             logger.setLevel(level)
 
 
-# --- the webhook, as Telegram reaches it ------------------------------------------------------
-
-
-def post(rt: Runtime, update: dict[str, Any]) -> Reply:
-    """Telegram's POST of `update` to the webhook handler of container `rt`."""
-    return Reply.of(webhook.handle(event(update), rt))
-
-
 # --- the game, white-box ------------------------------------------------------------------------
 
 
@@ -229,16 +209,27 @@ class InProcess(BaseRequest):
 
 @dataclass
 class Container:
-    """One Lambda container: its runtime and its (hooked) store."""
+    """One Lambda container: its runtime, its (hooked) store, its clock and timers."""
 
     rt: Runtime
     store: HookedStore
     clock: Clock
+    timers: Timers | None = None
 
-    def post(self, update: dict[str, Any]) -> Reply:
-        return post(self.rt, update)
+    def deliver(self, ev: dict[str, Any]) -> dict[str, Any]:
+        """The webhook handler on a Lambda event, its webhook reply performed as Telegram
+        performs it (through the bot here, as the local runner does)."""
+        response = webhook.handle(ev, self.rt)
+        reply = Reply.of(response)
+        if reply.status == 200 and reply.answer is not None:
+            self.rt.run(telegram_io.perform_reply(self.rt.bot, reply.answer))
+        return response
 
-    def tick(self) -> None:
+    def post(self, update: dict[str, Any], secret: str | None = SECRET) -> Reply:
+        """Telegram's POST of `update` to this container's webhook handler."""
+        return Reply.of(self.deliver(event(update, secret=secret, now=self.clock())))
+
+    def sweep(self) -> None:
         """The scheduled sweep, as the timer Lambda runs it."""
         sweep(self.rt, self.clock())
 
@@ -251,35 +242,60 @@ class Container:
             self.rt.close()
 
 
+Backend = Literal["moto", "dynalite", "memory"]
+
+
 class Stack(Chats):
-    """The bot's surroundings: one fake Telegram, and dynalite with the table from
-    template.yaml (or, with `memory=True`, one in-memory store shared by every container,
-    for sequential runs). Containers are made on demand and closed on exit.
+    """The bot's surroundings: one fake Telegram and one store, `store`: moto's DynamoDB, a
+    dynalite process (or the DynamoDB-compatible server whose boto3 client is `dynamodb`), each
+    client wrapped in `Limited`; or, for sequential runs, one in-memory store shared by every
+    container. Containers are made on demand and closed on exit.
 
     With `sockets=False` the containers' bots reach the fake Telegram in this process
     (`InProcess`) rather than over loopback HTTP: for many games in a row, where the sockets
-    and the server's threads would cost more than the bot itself.
+    and the server's threads would cost more than the bot itself. `clock` is the fake
+    Telegram's (and the updates' dates), `flood_limit` its 429 beyond that many messages a
+    minute into one chat; `log_level` the containers' logging.
     """
 
-    def __init__(self, *, memory: bool = False, sockets: bool = True) -> None:
-        self.memory = memory
+    def __init__(
+        self,
+        *,
+        store: Backend = "dynalite",
+        dynamodb: Any = None,
+        sockets: bool = True,
+        clock: Clock | None = None,
+        flood_limit: int | None = None,
+        log_level: str = "INFO",
+    ) -> None:
+        self.backend = store
         self.sockets = sockets
+        self.clock = clock
+        self.log_level = log_level
         self.dynalite = Dynalite()
-        self.tg = FakeTelegram()
-        self.updates = Updates()
-        self.client: Any = None  # the test's own DynamoDB client, for white-box reads
-        self.shared: MemoryStore | None = MemoryStore() if memory else None
+        self.tg = FakeTelegram(clock=clock or time.monotonic, flood_limit=flood_limit)
+        self.updates = Updates(clock=clock)
+        self.client: Any = None if dynamodb is None else Limited(dynamodb)  # the test's own
+        self.shared: MemoryStore | None = MemoryStore() if store == "memory" else None
         self._containers: list[Container] = []
         self._lock = threading.Lock()
+        self._stack = contextlib.ExitStack()
 
     def __enter__(self) -> Self:
         try:
-            if not self.memory:
+            if self.client is None and self.backend == "dynalite":
                 self.dynalite.start()
-                self.client = self.dynalite.client()
+                self.client = Limited(self.dynalite.client())
+            elif self.client is None and self.backend == "moto":
+                from moto import mock_aws  # noqa: PLC0415 - what runs on dynalite needs none
+
+                self._stack.enter_context(mock_aws())
+                self.client = Limited(_sessions().client("dynamodb", region_name="us-east-1"))
+            if self.client is not None:
                 create_table(self.client, TABLE)
             self.tg.start()
         except BaseException:
+            self._stack.close()
             self.dynalite.stop()
             raise
         return self
@@ -293,21 +309,46 @@ class Stack(Chats):
         for container in self._containers:
             container.close()
         self.tg.stop()
+        self._stack.close()
         self.dynalite.stop()
 
-    def settings(self) -> Settings:
-        return Settings(
-            table_name=TABLE, bot_token=TOKEN, webhook_secret=SECRET, api_base_url=self.tg.base_url
+    def settings(self, **changed: Any) -> Settings:
+        settings = Settings(
+            table_name=TABLE,
+            bot_token=TOKEN,
+            webhook_secret=SECRET,
+            api_base_url=self.tg.base_url,
+            log_level=self.log_level,
         )
+        return replace(settings, **changed)
 
-    def container(self, clock: Clock | None = None, seed: int = 0) -> Container:
-        """A new container: its own event loop, bot (HTTP client) and DynamoDB client."""
-        clock = clock or Clock()
+    def container(
+        self,
+        clock: Clock | None = None,
+        seed: int = 0,
+        *,
+        timers: Timers | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        webhook_replies: bool = True,
+        read_timeout: float | None = None,
+        **settings: Any,
+    ) -> Container:
+        """A new container: its own event loop, bot (HTTP client) and DynamoDB client (on moto,
+        the stack's: moto is one process's), its random generators seeded with `seed`, its
+        timers `timers` (with none, SQS's if `settings` name a queue), its `clock` (the
+        stack's, or a new one), its `sleep`; `settings` changed from the stack's. Without
+        `webhook_replies`, a button's answer is a request of the bot's own (as when long
+        polling); `read_timeout`: how long its bot waits for Telegram's answers."""
+        clock = clock or self.clock or Clock()
         inner: Store
         if self.shared is not None:
             inner = self.shared
+        elif self.backend == "dynalite" and not self.dynalite.running:
+            inner = DynamoStore(self.client, TABLE)  # a server the stack was given
+        elif self.backend == "dynalite":
+            inner = DynamoStore(Limited(self.dynalite.client()), TABLE)
         else:
-            inner = DynamoStore(self.dynalite.client(), TABLE)
+            inner = DynamoStore(self.client, TABLE)
         store = HookedStore(inner)
         bot = None
         if not self.sockets:
@@ -315,10 +356,20 @@ class Stack(Chats):
             bot = telegram.Bot(
                 TOKEN, base_url=self.tg.base_url, request=request, get_updates_request=request
             )
-        rt = Runtime(self.settings(), store=store, clock=clock, bot=bot)
-        rt.app.service.rng = random.Random(seed)
-        rt.app.service.game_ids = random.Random(seed)
-        container = Container(rt, store, clock)
+        elif read_timeout is not None:
+            bot = telegram_io.make_bot(TOKEN, self.tg.base_url, read_timeout=read_timeout)
+        rt = Runtime(
+            self.settings(**settings),
+            store=store,
+            clock=clock,
+            bot=bot,
+            timers=timers,
+            rng=random.Random(seed),
+            game_ids=random.Random(seed),
+            sleep=sleep,
+            webhook_replies=webhook_replies,
+        )
+        container = Container(rt, store, clock, timers)
         with self._lock:
             self._containers.append(container)
         return container
@@ -334,9 +385,8 @@ class Stack(Chats):
     def restore(self, item: dict[str, Any]) -> None:
         """The chat's item as it was, and its flood budget as new: a round replayed from a
         prepared game sends into a minute of its own."""
-        self.client.put_item(TableName=TABLE, Item=item)
-        chat = item["pk"]["S"].removeprefix("chat#").partition("#")[0]
-        self.client.delete_item(TableName=TABLE, Key={"pk": {"S": f"flood#{chat}"}})
+        fresh = {k: v for k, v in item.items() if k not in ("gs", "hd")}
+        self.client.put_item(TableName=TABLE, Item=fresh)
 
     def version(self, chat: int = GROUP) -> int:
         return int(self.snapshot(chat)["ver"]["N"])
@@ -349,6 +399,14 @@ class Stack(Chats):
     def people(self, c: Container) -> Driver:
         """People whose updates reach container `c`."""
         return Driver(self, c.post, self.updates, c.clock)
+
+
+@functools.cache
+def _sessions() -> boto3.Session:
+    """One boto3 session for every moto client of the run. moto drops boto3's default session
+    each time a mock starts, and a new session reads botocore's endpoint and service files
+    again; moto's state is its own, so each test still gets an empty DynamoDB."""
+    return boto3.Session()
 
 
 # --- people at the table, pressing what they see -------------------------------------------------
@@ -368,22 +426,6 @@ def open_game(
     return stack.people(c).open(players, chat, command=command, robots=robots)
 
 
-def select(stack: Stack, c: Container, person: Person, cards: set[int], chat: int = GROUP) -> str:
-    """Toggle cards in the person's hand message, one press each, until exactly `cards` are
-    selected; returns the Play button's data."""
-    play = button(stack.people(c).select(person, cards, chat), Kind.PLAY)
-    assert play is not None, "no Play button after selecting"
-    return play
-
-
-def play_update(
-    stack: Stack, c: Container, person: Person, cards: set[int], chat: int = GROUP
-) -> dict[str, Any]:
-    """The update of the person's Play press, after selecting `cards` (not yet delivered)."""
-    data = select(stack, c, person, cards, chat)
-    return stack.people(c).press_update(person, stack.hand_message(person, chat), data)
-
-
 # --- a container killed between its write and its sends ------------------------------------------
 
 
@@ -397,9 +439,7 @@ def crash_after_write(config: dict[str, Any], update: dict[str, Any]) -> None:
         webhook_secret=SECRET,
         api_base_url=config["api_base_url"],
     )
-    import boto3  # noqa: PLC0415 - only the child process needs a client from the environment
-
-    store = HookedStore(DynamoStore(boto3.client("dynamodb"), config["table"]))
+    store = HookedStore(DynamoStore(Limited(boto3.client("dynamodb")), config["table"]))
     store.after_save = lambda record: os.kill(os.getpid(), signal.SIGKILL)
     rt = Runtime(settings, store=store, clock=clock)
     webhook.handle(event(update), rt)

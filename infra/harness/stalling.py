@@ -41,7 +41,7 @@ from handlers.callbacks import Kind
 from handlers.runtime import SqsTimers
 from handlers.text import FSI, PDI, t
 from infra.fake_telegram import StoredMessage
-from infra.harness import GROUP, Person, people
+from infra.harness import GROUP, Clock, Person, people
 from infra.harness.screens import button
 from infra.harness.stack import Container, Stack, open_game
 
@@ -102,6 +102,11 @@ class DelayQueue:
         self.pending: list[tuple[float, int, str]] = []
         self.sent = 0
 
+    def reset(self, rng: random.Random) -> None:
+        """Empty, with its delays drawn from `rng`: for a game of its own."""
+        self.rng = rng
+        self.pending.clear()
+
     def send_message(self, *, QueueUrl: str, MessageBody: str, DelaySeconds: int) -> None:
         self.sent += 1
         at = self.clock() + DelaySeconds + self.rng.uniform(0.0, SQS_LATE)
@@ -149,8 +154,9 @@ class Stalling:
         }
         if nobody:
             self.stops = dict.fromkeys(self.stops, 0)
-        self.queue = DelayQueue(c.clock, random.Random(seed * 7919))
-        c.rt.app.service.timers = SqsTimers(self.queue, "https://sqs.example/timers")
+        assert isinstance(c.timers, SqsTimers) and isinstance(c.timers.client, DelayQueue)
+        self.queue = c.timers.client
+        self.queue.reset(random.Random(seed * 7919))
         self.sweep_at = math.floor(c.clock() / SWEEP) * SWEEP + self.rng.uniform(0, SWEEP)
         self.ending = Ending(games=1)
         self.ending.players[total] += 1
@@ -188,7 +194,7 @@ class Stalling:
         self.c.clock.now = timer_at
         if timer_at == self.sweep_at:
             self.sweep_at += SWEEP
-            self.c.tick()
+            self.c.sweep()
         else:
             assert self.c.fire(self.queue.pop()) == {"batchItemFailures": []}
         return self.game()
@@ -301,8 +307,11 @@ def play_stalling_games(seeds: list[int]) -> Ending:
     """One game a seed, one after the other, each in a group chat of its own; in the first,
     the only person stops answering at once, among computer players."""
     ending = Ending()
-    with Stack(memory=True, sockets=False) as stack:
-        c = stack.container(seed=seeds[0] if seeds else 0)
+    with Stack(store="memory", sockets=False) as stack:
+        clock = Clock()
+        queue = DelayQueue(clock, random.Random(0))
+        timers = SqsTimers(queue, "https://sqs.example/timers")
+        c = stack.container(clock, seeds[0] if seeds else 0, timers=timers)
         for seed in seeds:
             table = Stalling(stack, c, seed, nobody=seed == seeds[0])
             table.play()

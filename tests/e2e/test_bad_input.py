@@ -53,7 +53,7 @@ def game_in_play(lang: str = "en", seed: int = 11) -> Iterator[Scene]:
         scene = Scene(table, people(3, lang))
         scene.start()
         mover = scene.awaited()
-        scene.play(mover, {min(scene.hand(mover))})
+        scene.press_play(mover, {min(scene.hand(mover))})
         assert table.game().last is not None
         yield scene
         assert scene.leaks() == [], "a group message showed a card no challenge turned over"
@@ -360,16 +360,16 @@ def test_a_shout_without_bullets_is_refused(lang: str) -> None:
             person = scene.awaited()
             true, hand = scene.truthful(person), scene.hand(person)
             if person != victim and true and len(true) < len(hand):
-                scene.play(person, true)
+                scene.press_play(person, true)
                 scene.shout(victim)
             else:
-                scene.play(person, set(sorted(true or hand)[:1]))
+                scene.press_play(person, set(sorted(true or hand)[:1]))
             assert table.game().phase is Phase.PLAY
         else:
             raise AssertionError("the victim still has bullets")
         if table.game().last is None:
             person = scene.awaited()
-            scene.play(person, {min(scene.hand(person))})
+            scene.press_play(person, {min(scene.hand(person))})
         game = table.game()
         assert game.last is not None and game.ids[game.last.seat] != victim.id
         refused(
@@ -386,7 +386,7 @@ def test_refusals_around_a_final_play(lang: str) -> None:
             if table.game().phase is Phase.DECIDE:
                 break
             person = scene.awaited()
-            scene.play(person, set(sorted(scene.hand(person))[:4]))
+            scene.press_play(person, set(sorted(scene.hand(person))[:4]))
         game = table.game()
         assert game.phase is Phase.DECIDE and game.last is not None
         decider = scene.awaited()
@@ -427,7 +427,7 @@ def test_buttons_from_an_earlier_game_are_refused(lang: str) -> None:
         scene.start()
         assert table.record().game_id not in (0, old_game_id)
         mover = scene.awaited()
-        scene.play(mover, {min(scene.hand(mover))})
+        scene.press_play(mover, {min(scene.hand(mover))})
         shouter = next(p for p in scene.players if p != mover)
         refused(scene, shouter, GROUP, old_table, old_shout, "old_game")
         refused(scene, awaited, awaited.id, old_hand, old_play, "old_game")
@@ -449,7 +449,7 @@ def test_buttons_and_links_from_before_the_chats_record_expired_are_refused(lang
         )
         scene.start()
         mover = scene.awaited()
-        scene.play(mover, {min(scene.hand(mover))})
+        scene.press_play(mover, {min(scene.hand(mover))})
         assert table.record().game_id != old_game_id
         shouter = next(p for p in scene.players if p != mover)
         refused(scene, shouter, GROUP, scene.table_message_id(), old_shout, "old_game")
@@ -620,7 +620,7 @@ def test_no_hand_ever_shows_in_a_group_message() -> None:
                 continue
             person = scene.awaited()
             true, hand = scene.truthful(person), scene.hand(person)
-            scene.play(person, set(sorted(true or hand)[: 1 + turn % 3]))
+            scene.press_play(person, set(sorted(true or hand)[: 1 + turn % 3]))
             if turn % 4 == 1 and table.game().phase is Phase.PLAY:
                 shouter = next(p for p in scene.players if p != person)
                 scene.shout(shouter)

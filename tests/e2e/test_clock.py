@@ -21,7 +21,7 @@ from engine import events as ev
 from engine.cards import RANKS, is_lie
 from handlers import callbacks, render
 from handlers.callbacks import Kind
-from handlers.text import FSI, PDI, RLM, t, tn
+from handlers.text import FSI, PDI, RLM, SUPPORTED, t, tn
 from infra.fake_telegram import StoredMessage, covered, message_update
 from infra.harness import GROUP, GROUP_TITLE, Person, by_id, people
 from infra.harness.bot import Table, open_and_start, running_bot
@@ -31,7 +31,13 @@ ANN = Person(101, "Ann")  # opens the game
 BOB = Person(102, "Bob")  # seated
 EVE = Person(103, "Eve")  # a member of the group, not at the table
 ADA = Person(104, "Ada")  # a group administrator, not at the table
-LANGS = pytest.mark.parametrize("lang", ["en", "ar"])
+LANGS = pytest.mark.parametrize("lang", SUPPORTED)
+# What the table's note says when the table played for someone, in each catalogue's words.
+TABLE_PLAYED = {
+    "en": "the table played for them",
+    "ar": "نيابةً عن",
+    "fr": "la table a joué à sa place",
+}
 
 
 def plain(text: str | None) -> str:
@@ -108,7 +114,7 @@ def test_r20_the_table_plays_for_a_silent_person_at_90_0_seconds_not_at_89_9() -
         assert table.timers.scheduled[-1] == (GROUP, started + 90)
         # The sweep a millisecond early does nothing either.
         table.clock.now = started + 89.999
-        table.tick()
+        table.sweep()
         assert table.record().version == version
         table.clock.now = started + 90
         fire(table, started + 90)
@@ -144,7 +150,7 @@ def test_r20_the_tables_play_is_told_in_the_groups_language(lang: str) -> None:
             rank=RANKS[played.rank],
         )
         assert table_text(table).split("\n")[-1] == plain(said)
-        assert ("the table played for them" if lang == "en" else "نيابةً عن") in plain(said)
+        assert TABLE_PLAYED[lang] in plain(said)
         assert name in plain(said) and "30" in plain(said)
 
 
@@ -207,7 +213,7 @@ def test_r20_one_reminder_a_turn_when_a_third_of_the_clock_is_left_whatever_fire
         table.clock.now = at
         for _ in range(3):  # the message, a retry of it, and the sweep
             fire(table, at)
-            table.tick()
+            table.sweep()
         reminders = sent_to(table, person.id)[before:]
         assert [plain(r) for r in reminders] == [
             plain(tn(person.lang, "reminder", 20, group=GROUP_TITLE))
@@ -239,7 +245,7 @@ def test_r20_off_means_no_clock_and_no_reminder() -> None:
         assert due is not None and due - table.clock.now > 23 * 3600, "only the idle end"
         sent = len(table.tg.calls())
         table.clock.advance(3600)
-        table.tick()
+        table.sweep()
         assert table.game() == game and len(table.tg.calls()) == sent
 
 
@@ -266,7 +272,7 @@ def test_r20_computer_players_have_no_clock_and_keep_their_delay() -> None:
                 assert 3.0 <= record.next_look - game.updated <= 5.0, "its own short delay"
                 assert "plays by" not in table_text(table)
             table.clock.now = record.next_look
-            table.tick()
+            table.sweep()
         assert robot_turns and person_turns
 
 
@@ -465,7 +471,7 @@ def test_r20_a_game_with_no_person_left_ends_at_once_and_the_table_and_hands_say
             due = table.record().next_look
             assert due is not None
             table.clock.now = due
-            table.tick()
+            table.sweep()
         game = table.game()
         assert game.phase is Phase.OVER and game.stopped
         assert game.seat_of(ANN.id) in game.out
@@ -606,7 +612,7 @@ def test_r20_one_tick_catches_up_every_deadline_missed_while_the_timer_was_down(
         version = table.record().version
         private = {p.id: len(sent_to(table, p.id)) for p in players}
         table.clock.now = started + 200  # no timer fired for 200 s
-        table.tick()
+        table.sweep()
         caught_up, events = settle(stored, started + 200)
         assert table.game() == caught_up and table.record().version == version + 1
         # In order, each at its own time: three run-outs, then the second ones forfeit.
@@ -630,7 +636,7 @@ def test_r20_a_late_timer_gives_the_next_person_their_clock_from_the_deadline() 
         open_and_start(table, players, "/newgame 30")
         started = table.clock.now
         table.clock.now = started + 50  # the sweep, 20 s after the run-out
-        table.tick()
+        table.sweep()
         game = table.game()
         assert game.plays == 1 and game.deadline == started + 60
         assert table.record().next_look == started + 50, "the reminder at a third of 30 s left"

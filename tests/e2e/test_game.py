@@ -117,12 +117,12 @@ def test_a_final_play_left_alone_for_45_seconds_is_let_stand_by_the_table() -> N
         assert deadline is not None and table.record().next_look == deadline
         assert table.timers.scheduled[-1] == (GROUP, deadline), "a timer set for the 45th second"
         table.clock.advance(44.9)
-        table.tick()
+        table.sweep()
         assert table.game().phase is Phase.DECIDE, "nothing happens before the deadline"
         table.clock.advance(0.1)
         sends = len(table.tg.calls("sendMessage", chat_id=GROUP))
-        table.tick()
-        table.tick()  # a second timer at the same moment: still one announcement
+        table.sweep()
+        table.sweep()  # a second timer at the same moment: still one announcement
         game = table.game()
         assert game.phase is Phase.OVER and game.winner is not None
         assert game.ids[game.winner] == finisher.id

@@ -65,7 +65,7 @@ def test_every_game_of_a_group_the_bot_can_no_longer_write_to_ends_at_once(
             hands = [m.text for m in forum.tg.chat_messages(person.id)]
             assert any(t and t.endswith("Game stopped — no winner.") for t in hands), person
         table.clock.advance(3600)
-        table.tick()
+        table.sweep()
         assert forum.tg.calls(chat_id=GROUP)[calls:] == [], "nothing is sent into the group"
         # Telegram delivering the update again changes nothing.
         versions = [forum.record(t).version for t in (first, second, None)]

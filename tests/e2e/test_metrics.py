@@ -7,7 +7,6 @@ few metrics of that set (tests/unit/test_alarms.py counts them against the free 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import logging
 from collections import Counter
@@ -20,7 +19,7 @@ from engine import Phase
 from engine.events import StopReason
 from handlers.metrics import METRICS, OUTCOME_LOGGERS, dimensions
 from handlers.outcomes import Result
-from handlers.store import Conflict, Record
+from handlers.store import Change, Conflict
 from infra.fake_telegram import blocked_by_user, too_many_requests
 from infra.harness import GROUP, GROUP_TITLE, Person, by_id, people
 from infra.harness.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
@@ -73,13 +72,13 @@ def captured() -> Iterator[Lines]:
         yield lines
 
 
-def with_metrics(table: Table, *, detailed: bool = True) -> None:
-    table.rt.settings = dataclasses.replace(
-        table.rt.settings, metrics_namespace=NAMESPACE, metrics_detailed=detailed
+def metered(seed: int, *, detailed: bool = True) -> contextlib.AbstractContextManager[Table]:
+    """A bot whose outcome lines carry their metrics (`detailed`: every figure, else the basic
+    ones). Every button's answer is a request of the bot's own, counted with the others (a
+    webhook reply would be performed by Telegram)."""
+    return running_bot(
+        seed=seed, metrics_namespace=NAMESPACE, metrics_detailed=detailed, webhook_replies=False
     )
-    # Every button's answer is then a request of the bot's own, counted with the others (the
-    # webhook reply would be performed by Telegram, by the test here).
-    table.rt.app.service.webhook_replies = False
 
 
 def a_game_with_refusals(table: Table, players: list[Person]) -> Person:
@@ -99,21 +98,20 @@ def a_game_with_refusals(table: Table, players: list[Person]) -> Person:
     owed = table.record().owed
     assert owed is not None, "a redraw is owed"
     table.clock.advance(owed - table.clock.now + 1.5)
-    table.tick()
+    table.sweep()
     assert table.record().owed is None, "and paid"
 
     finisher = play_to_a_final_play(table, players, Watcher(table, players))
     deadline = table.game().deadline
     assert deadline is not None
     table.clock.advance(deadline - table.clock.now + 2.0)
-    table.tick()  # nobody challenged in time: the final play stands and wins
+    table.sweep()  # nobody challenged in time: the final play stands and wins
     return finisher
 
 
 def test_a_whole_game_through_the_webhook_and_the_timer_adds_up_in_its_metrics() -> None:
     players = people(3)
-    with running_bot(seed=3) as table, captured() as lines:
-        with_metrics(table)
+    with metered(3) as table, captured() as lines:
         finisher = a_game_with_refusals(table, players)
         game = table.game()
         assert game.phase is Phase.OVER and game.winner is not None
@@ -171,8 +169,7 @@ def test_by_default_the_lines_write_only_the_basic_metrics() -> None:
     basic set, each with the basic set's dimensions, so that the stack's custom metrics are
     the few that tests/unit/test_alarms.py counts."""
     players = people(3)
-    with running_bot(seed=3) as table, captured() as lines:
-        with_metrics(table, detailed=False)
+    with metered(3, detailed=False) as table, captured() as lines:
         a_game_with_refusals(table, players)
     written: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
     for doc in lines.docs:
@@ -197,22 +194,19 @@ def test_without_a_namespace_the_outcome_lines_carry_no_metrics() -> None:
         assert all("Updates" not in doc for doc in lines.docs)
 
 
-def test_forged_requests_and_failed_updates_are_counted_with_their_update_ids(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_forged_requests_and_failed_updates_are_counted_with_their_update_ids() -> None:
     players = people(2)
-    with running_bot(seed=3) as table, captured() as lines:
-        with_metrics(table)
+    with metered(3) as table, captured() as lines:
         update = table.updates.message(players[0], "/newgame", GROUP)
         assert table.post(update, secret="not-the-secret").status == 401
         (forged,) = lines.docs
         assert forged["outcome"] == "refused:secret" and forged["Outcome"] == "forged"
         assert forged["Updates"] == 1 and "chat" not in forged  # nothing of it was read
 
-        def failing(*args: object, **kwargs: object) -> None:
+        def failing(record: object) -> None:
             raise RuntimeError("the store is down")
 
-        monkeypatch.setattr(table.rt.store, "load", failing)
+        table.c.store.after_load = failing
         assert table.post(update).status == 500
         failed = lines.docs[-1]
         assert failed["update"] == update["update_id"]
@@ -220,25 +214,19 @@ def test_forged_requests_and_failed_updates_are_counted_with_their_update_ids(
         assert lines.total("Updates", Function="webhook", Outcome="error") == 1
 
 
-def test_a_write_refused_by_the_version_check_is_counted_once_where_it_happened(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_write_refused_by_the_version_check_is_counted_once_where_it_happened() -> None:
     """The transaction counts its conflicts itself, so that one nested in another (a game
     ended for a removed bot, a moved group) is counted too."""
     players = people(2)
-    with running_bot(seed=3) as table, captured() as lines:
-        with_metrics(table)
-        store = table.rt.store
-        save = store.save
-        refused: list[int] = []
+    with metered(3) as table, captured() as lines:
+        refused: list[str] = []
 
-        def refused_once(record: Record, *, new_game: bool = False) -> Record:
-            if not refused:
-                refused.append(record.chat)
-                raise Conflict(record.chat)
-            return save(record, new_game=new_game)
+        def refused_once(change: Change) -> None:
+            if not refused:  # the action's conditional write, the first time
+                refused.append(change.key)
+                raise Conflict(change.key)
 
-        monkeypatch.setattr(store, "save", refused_once)
+        table.c.store.before_save = refused_once
         assert table.say(players[0], "/newgame").status == 200
         assert refused and table.game() is not None, "written on the second attempt"
         assert lines.docs[-1]["conflicts"] == 1

@@ -17,7 +17,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from engine import Phase, card_name
-from handlers import service, telegram_io
+from handlers import commit, telegram_io
 from handlers.callbacks import Kind
 from handlers.text import t
 from infra.fake_telegram import (
@@ -28,7 +28,7 @@ from infra.fake_telegram import (
     server_error,
     too_many_requests,
 )
-from infra.harness import GROUP, TOKEN, Person, people
+from infra.harness import GROUP, Person, people
 from infra.harness.bot import running_bot
 from infra.harness.screens import button, card_buttons
 from tests.support.corpus import Scene
@@ -55,15 +55,16 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> Sleeps:
 
 
 @contextmanager
-def game_in_play(seed: int = 11, sleep: Sleeps | None = None) -> Iterator[Scene]:
-    """Three players, the game started, and one card played: a Liar! can be shouted."""
-    with running_bot(seed=seed) as table:
-        if sleep is not None:
-            table.rt.app.service.sleep = sleep
+def game_in_play(
+    seed: int = 11, sleep: Sleeps | None = None, read_timeout: float | None = None
+) -> Iterator[Scene]:
+    """Three players, the game started, and one card played: a Liar! can be shouted. The bot
+    waits `read_timeout` for Telegram's answers, if given."""
+    with running_bot(seed=seed, sleep=sleep, read_timeout=read_timeout) as table:
         scene = Scene(table, people())
         scene.start()
         mover = scene.awaited()
-        scene.play(mover, {min(scene.hand(mover))})
+        scene.press_play(mover, {min(scene.hand(mover))})
         yield scene
         assert scene.leaks() == [], "a group message showed a card no challenge turned over"
 
@@ -158,18 +159,18 @@ def test_a_flood_limit_on_the_table_edit_is_waited_out_or_healed_next_time(
         table.tg.fail_next("editMessageText", GROUP, error=too_many_requests(2))
         person = scene.awaited()
         start = version(scene)
-        assert scene.play(person, {min(scene.hand(person))}).status == 200
+        assert scene.press_play(person, {min(scene.hand(person))}).status == 200
         assert version(scene) == start + 1
         assert sleeps == [2.0]
         assert scene.table_screen() == scene.current_table()
         # 429, retry after 30 s: given up at once; the move stands and the next one heals it.
         table.tg.fail_next("editMessageText", GROUP, error=too_many_requests(30))
         person = scene.awaited()
-        assert scene.play(person, {min(scene.hand(person))}).status == 200
+        assert scene.press_play(person, {min(scene.hand(person))}).status == 200
         assert version(scene) == start + 2 and sleeps == [2.0]
         assert scene.table_screen() != scene.current_table(), "the table is stale for now"
         person = scene.awaited()
-        assert scene.play(person, {min(scene.hand(person))}).status == 200
+        assert scene.press_play(person, {min(scene.hand(person))}).status == 200
         assert scene.table_screen() == scene.current_table(), "the next update healed it"
 
 
@@ -191,25 +192,22 @@ def test_server_errors_lose_a_send_but_never_the_move(sleeps: Sleeps) -> None:
         # A 5xx on a hand's edit: an edit is safe to repeat, so it is retried.
         person = scene.awaited()
         table.tg.fail_next("editMessageText", person.id, error=server_error())
-        assert scene.play(person, {min(scene.hand(person))}).status == 200
+        assert scene.press_play(person, {min(scene.hand(person))}).status == 200
         assert table.shown_hand(person) == scene.hand(person)
         # The game goes on.
         person = scene.awaited()
-        assert scene.play(person, {min(scene.hand(person))}).status == 200
+        assert scene.press_play(person, {min(scene.hand(person))}).status == 200
         assert version(scene) == start + 3
 
 
 def test_a_slow_telegram_times_out_and_the_edit_is_retried() -> None:
-    with game_in_play() as scene:
-        table, rt = scene.table, scene.table.rt
-        # A bot that waits 0.5 s for an answer, and a Telegram that answers after 2 s.
-        quick = telegram_io.make_bot(TOKEN, table.tg.base_url, read_timeout=0.5)
-        rt.run(telegram_io.close_bot(rt.bot))
-        rt.bot = rt.app.service.bot = quick
+    # A bot that waits 0.5 s for an answer, and a Telegram that answers after 2 s.
+    with game_in_play(read_timeout=0.5) as scene:
+        table = scene.table
         table.tg.fail_next("editMessageText", GROUP, error=delay(2.0))
         person = scene.awaited()
         start = version(scene)
-        assert scene.play(person, {min(scene.hand(person))}).status == 200
+        assert scene.press_play(person, {min(scene.hand(person))}).status == 200
         assert version(scene) == start + 1
         edits = table.tg.calls("editMessageText", chat_id=GROUP)
         # The slow edit took effect; the retry found the text already there: a success.
@@ -225,7 +223,7 @@ def test_message_is_not_modified_counts_as_success(caplog: pytest.LogCaptureFixt
         person = scene.awaited()
         edits = len(table.tg.calls("editMessageText", chat_id=GROUP))
         sends = len(table.tg.calls("sendMessage", chat_id=GROUP))
-        assert scene.play(person, {min(scene.hand(person))}).status == 200
+        assert scene.press_play(person, {min(scene.hand(person))}).status == 200
         assert len(table.tg.calls("editMessageText", chat_id=GROUP)) == edits + 1, "no retry"
         assert not any("given up" in r.getMessage() for r in caplog.records)
         assert len(table.tg.calls("sendMessage", chat_id=GROUP)) == sends, "no new table sent"
@@ -246,16 +244,16 @@ def test_a_player_who_blocks_the_bot_does_not_block_the_game() -> None:
 
         # The move that makes it their turn edits their hand: 403. The move stands.
         start = version(scene)
-        assert scene.play(person, {min(scene.hand(person))}).status == 200
+        assert scene.press_play(person, {min(scene.hand(person))}).status == 200
         assert version(scene) == start + 1 and scene.awaited() == blocked
         assert blocked.id in table.record().unreachable and notices() == 1
         # Their own move still counts, a challenge of it too, and the game goes on; the group
         # is not told again.
-        assert scene.play(blocked, {min(scene.hand(blocked))}).status == 200
+        assert scene.press_play(blocked, {min(scene.hand(blocked))}).status == 200
         assert scene.shout(mover).status == 200
         for _ in range(3):
             player = scene.awaited()
-            assert scene.play(player, {min(scene.hand(player))}).status == 200
+            assert scene.press_play(player, {min(scene.hand(player))}).status == 200
         assert version(scene) == start + 6 and notices() == 1
         # Unblocked: /hand sends the hand again, and later moves keep it current.
         table.tg.unblock(blocked.id)
@@ -264,7 +262,7 @@ def test_a_player_who_blocks_the_bot_does_not_block_the_game() -> None:
         assert blocked.id not in table.record().unreachable
         for _ in range(4):
             player = scene.awaited()
-            scene.play(player, {min(scene.hand(player))})
+            scene.press_play(player, {min(scene.hand(player))})
             assert table.shown_hand(blocked) == scene.hand(blocked), "the hand went stale"
         assert notices() == 1
 
@@ -383,8 +381,8 @@ def _delivered_again_applies_once(scene: Scene, update: dict[str, Any], start: i
 @pytest.mark.parametrize(
     ("operation", "error"),
     [
-        ("batch_get_item", client_error("ProvisionedThroughputExceededException", "BatchGetItem")),
-        ("batch_get_item", client_error("InternalServerError", "BatchGetItem")),
+        ("get_item", client_error("ProvisionedThroughputExceededException", "GetItem")),
+        ("get_item", client_error("InternalServerError", "GetItem")),
         ("update_item", client_error("ProvisionedThroughputExceededException")),
         ("update_item", client_error("InternalServerError")),
     ],
@@ -450,7 +448,7 @@ def test_a_short_storm_of_conflicts_is_absorbed(
         shouter = shouter_for(scene)
         liar = scene.liar(shouter)
         start = version(scene)
-        storm = service.MAX_ATTEMPTS - 1
+        storm = commit.MAX_ATTEMPTS - 1
         scene.client.fail("update_item", conditional_failed(scene), times=storm)
         caplog.clear()
         assert table.post(liar).status == 200
@@ -468,7 +466,7 @@ def test_a_long_storm_of_conflicts_gets_500_then_the_retry_applies_once(
         shouter = shouter_for(scene)
         liar = scene.liar(shouter)
         start = version(scene)
-        scene.client.fail("update_item", conditional_failed(scene), times=service.MAX_ATTEMPTS)
+        scene.client.fail("update_item", conditional_failed(scene), times=commit.MAX_ATTEMPTS)
         assert table.post(liar).status == 500
         assert version(scene) == start and challenge_messages(scene) == []
         _delivered_again_applies_once(scene, liar, start)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from engine import Phase
-from handlers import callbacks, render, robots
+from handlers import callbacks, item, render, robots
 from handlers.app import ANONYMOUS_ADMIN
 from handlers.callbacks import Kind, Press
 from handlers.text import FSI, PDI, SUPPORTED, t
@@ -407,7 +407,7 @@ def test_a_refused_command_is_answered_in_the_senders_language_or_else_the_group
         del message["from"]["language_code"]
         table.post(update)
         assert replies(table)[-1] == t(table.record().lang, "refusal_not_allowed")
-        table.rt.store.save(_with_lang(table, "ar"))
+        item.save(table.rt.store, _with_lang(table, "ar"))
         table.post(
             {"update_id": table.updates.next_id(), "message": {**message, "message_id": 999}}
         )

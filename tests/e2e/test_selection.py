@@ -37,8 +37,7 @@ def no_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
 @contextmanager
 def started(seed: int = 11) -> Iterator[Scene]:
     """Three players, the game dealt."""
-    with running_bot(seed=seed) as table:
-        table.rt.app.service.sleep = _no_sleep
+    with running_bot(seed=seed, sleep=_no_sleep) as table:
         scene = Scene(table, people())
         scene.start()
         yield scene
@@ -78,7 +77,7 @@ def test_a_redraw_owed_after_the_groups_flood_limit_keeps_the_cards_being_ticked
         assert record.owed is not None and not record.owed_hands
         edits = len(table.tg.calls("editMessageText", chat_id=person.id))
         table.clock.advance(31)
-        table.tick()
+        table.sweep()
         assert table.record().owed is None, "paid"
         assert len(table.tg.calls("editMessageText", chat_id=person.id)) == edits
         plays_ticked(table, person, picked)
@@ -91,7 +90,7 @@ def a_hand_edit_given_up(scene: Scene) -> Person:
     mover = scene.awaited()
     table.clock.advance(LOOKING_SECONDS)
     table.tg.fail_next("editMessageText", mover.id, error=too_many_requests(30))
-    scene.play(mover, {min(scene.hand(mover))})
+    scene.press_play(mover, {min(scene.hand(mover))})
     record = table.record()
     assert record.owed is not None and record.owed_hands
     return mover
@@ -103,7 +102,7 @@ def test_a_redraw_owed_for_a_hand_given_up_draws_the_hands_again() -> None:
         mover = a_hand_edit_given_up(scene)
         assert table.shown_hand(mover) != table.hand(mover), "stale for now"
         table.clock.advance(31)
-        table.tick()
+        table.sweep()
         record = table.record()
         assert record.owed is None and not record.owed_hands
         assert table.shown_hand(mover) == table.hand(mover)
@@ -119,7 +118,7 @@ def test_a_tick_that_pays_a_redraw_of_every_hand_still_pings_whose_turn_it_bring
         nxt = next(p for p in scene.players if p not in (mover, silent))
         told = sent_to(table, nxt)
         table.clock.advance(table.game().clock + 1)
-        table.tick()
+        table.sweep()
         assert table.game().turns == moment + 1 and table.record().owed is None
         assert scene.awaited() == nxt, "the table played for the silent person"
         assert sent_to(table, nxt) == [*told, t("en", "ping_play", group=GROUP_TITLE)]

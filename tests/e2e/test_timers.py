@@ -8,11 +8,10 @@ import pytest
 from engine import Phase
 from handlers import timer
 from handlers.callbacks import Kind
-from handlers.config import Settings
-from handlers.runtime import Runtime, SqsTimers
+from handlers.runtime import SqsTimers
 from infra.harness import GROUP, Person, by_id, people
 from infra.harness.bot import Table, Watcher, open_and_start, play_to_a_final_play, running_bot
-from infra.harness.memory import MemoryStore
+from infra.harness.stack import Stack
 from infra.harness.updates import timer_event
 
 
@@ -33,7 +32,7 @@ def test_a_shout_committed_before_the_deadline_wins_over_the_timer() -> None:
         table.press_button(other, table.group_message_with(Kind.STAND), Kind.SHOUT)
         after_shout = table.record()
         table.clock.advance(1)
-        table.tick()
+        table.sweep()
         assert table.record().version == after_shout.version, "the stale timer changed nothing"
         challenge = table.tg.calls("sendMessage", chat_id=GROUP)[-2:]
         assert any(other.name in c.params["text"] for c in challenge)
@@ -67,17 +66,14 @@ def test_the_sqs_client_is_made_for_the_first_timer_not_at_start_up(
         return Sqs()
 
     monkeypatch.setattr(boto3, "client", client)
-    settings = Settings(bot_token="1:T", timer_queue_url="https://sqs.example/q")
-    rt = Runtime(settings, store=MemoryStore())
-    try:
-        assert isinstance(rt.app.service.timers, SqsTimers) and made == []
-        rt.app.service.timers.schedule(7, 145.0, 100.0)
-        rt.app.service.timers.schedule(7, 150.0, 100.0)
+    with Stack(store="memory") as stack:
+        timers = stack.container(timer_queue_url="https://sqs.example/q").rt.app.service.timers
+        assert isinstance(timers, SqsTimers) and made == []
+        timers.schedule(7, 145.0, 100.0)
+        timers.schedule(7, 150.0, 100.0)
         assert made == ["sqs"]
         assert [m["DelaySeconds"] for m in sent] == [45, 50]
         assert sent[0]["QueueUrl"] == "https://sqs.example/q"
-    finally:
-        rt.close()
 
 
 def test_a_mark_kept_to_the_millisecond_costs_no_second_more() -> None:
@@ -96,19 +92,22 @@ def test_a_mark_kept_to_the_millisecond_costs_no_second_more() -> None:
     assert [m["DelaySeconds"] for m in sent] == [45, 46, 0]
 
 
-def test_the_timer_message_is_a_45_second_sqs_delay_and_fires_through_the_timer_lambda() -> None:
+def test_the_timer_message_is_a_45_second_sqs_delay_and_fires_through_the_timer_lambda(
+    aws_env: None,
+) -> None:
     players = people()
-    with running_bot(seed=3) as table:
+    sent: list[dict[str, object]] = []
+
+    class Spy(SqsTimers):
+        def schedule(self, chat: int, at: float, now: float, topic: int | None = None) -> None:
+            sent.append({"chat": chat, "delay": round(at - now, 3)})
+            super().schedule(chat, at, now, topic)
+
+    url = "https://sqs.us-east-1.amazonaws.com/123456789012/timers"  # moto's, for "timers"
+    with running_bot(seed=3, timers=Spy(None, url)) as table:
         sqs = boto3.client("sqs", region_name="us-east-1")
         queue = sqs.create_queue(QueueName="timers")["QueueUrl"]
-        sent: list[dict[str, object]] = []
-
-        class Spy(SqsTimers):
-            def schedule(self, chat: int, at: float, now: float, topic: int | None = None) -> None:
-                sent.append({"chat": chat, "delay": round(at - now, 3)})
-                super().schedule(chat, at, now, topic)
-
-        table.rt.app.service.timers = Spy(sqs, queue)
+        assert queue == url
         finisher, _, deadline = at_a_final_play(table, players)
         assert sent[-1] == {"chat": GROUP, "delay": 45.0}
         attributes = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["All"])
@@ -147,10 +146,10 @@ def test_computer_players_move_after_their_delay_through_the_same_path() -> None
             assert record.next_look is not None
             version = record.version
             table.clock.advance(max(0.0, record.next_look - table.clock.now - 0.5))
-            table.tick()
+            table.sweep()
             assert table.record().version == version, "a computer waits its delay"
             table.clock.advance(0.5)
-            table.tick()
+            table.sweep()
             assert table.record().version == version + 1, "then it acts, once"
         assert table.game().phase is Phase.OVER
         robots = [c.params["text"] for c in table.tg.calls("editMessageText", chat_id=GROUP)]
@@ -166,11 +165,11 @@ def test_an_idle_game_ends_and_the_group_is_told() -> None:
         assert due is not None and 0 <= due - (updated + 24 * 3600) < 3600, "within the hour"
         assert due % 3600 == 0, "on the hour: moves within the hour leave the index alone"
         table.clock.advance(24 * 3600 - 1)
-        table.tick()
+        table.sweep()
         assert table.game().phase is Phase.PLAY
         table.clock.now = due
         sends = len(table.tg.calls("sendMessage", chat_id=GROUP))
-        table.tick()
+        table.sweep()
         game = table.game()
         assert game.phase is Phase.OVER and game.stopped and game.updated == due
         assert len(table.tg.calls("sendMessage", chat_id=GROUP)) == sends + 1
@@ -183,19 +182,18 @@ def test_a_timer_that_cannot_be_set_loses_nothing_of_the_committed_move(
     """SQS failing after the commit: the final play is still announced (not a 500, whose retry
     would be a duplicate sending nothing new), and the minute sweep ends it at the deadline."""
     players = people()
-    with running_bot(seed=3) as table:
 
-        class Failing:
-            def schedule(self, chat: int, at: float, now: float, topic: int | None = None) -> None:
-                raise ConnectionError("queue unreachable")
+    class Failing:
+        def schedule(self, chat: int, at: float, now: float, topic: int | None = None) -> None:
+            raise ConnectionError("queue unreachable")
 
-        table.rt.app.service.timers = Failing()
+    with running_bot(seed=3, timers=Failing()) as table:
         finisher, decider, deadline = at_a_final_play(table, players)
         final = table.group_message_with(Kind.STAND)
         assert decider.name in (final.text or ""), "the final play was announced"
         assert "could not set a timer" in caplog.text
         table.clock.advance(deadline - table.clock.now)
-        table.tick()
+        table.sweep()
         game = table.game()
         assert game.phase is Phase.OVER and game.winner is not None
         assert game.ids[game.winner] == finisher.id
@@ -209,6 +207,6 @@ def test_an_idle_lobby_ends_through_the_timer() -> None:
         due = table.record().next_look
         assert due is not None and table.game().phase is Phase.LOBBY
         table.clock.now = due
-        table.tick()
+        table.sweep()
         game = table.game()
         assert game.phase is Phase.OVER and game.stopped

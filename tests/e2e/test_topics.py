@@ -4,12 +4,10 @@ or deleted while a game runs ends that game without a storm of retries."""
 
 from __future__ import annotations
 
-import dataclasses
-
 from engine import Phase
 from handlers import callbacks
 from handlers.callbacks import Kind
-from handlers.store import Conflict, Record
+from handlers.store import Change, Conflict
 from handlers.text import t
 from infra.fake_telegram import my_chat_member_update, topic_closed_update
 from infra.harness import GROUP, Person
@@ -98,7 +96,7 @@ def test_timers_name_the_topic_and_fire_on_its_game() -> None:
             due = forum.record(topic).next_look
             assert due is not None
             table.clock.advance(max(0.0, due - table.clock.now) + 0.01)
-            table.tick()
+            table.sweep()
         game = forum.record(topic).game
         assert game is not None and game.plays >= 1, "the computer played in the topic's game"
         assert all(
@@ -149,7 +147,7 @@ def test_a_topic_deleted_while_a_game_runs_ends_it_at_the_first_refusal_without_
         for person in (ANN, BOB, CHLOE):
             assert forum.hand(person, topic).text.endswith("Game stopped — no winner.")  # type: ignore[union-attr]
         table.clock.advance(3600)
-        table.tick()
+        table.sweep()
         assert forum.tg.calls(chat_id=GROUP)[calls:] == [], "nothing more is tried there"
 
 
@@ -199,19 +197,18 @@ def test_a_topic_game_whose_write_landed_unheard_ends_when_the_bot_is_removed() 
         forum = Forum(table)
         topic = forum.tg.open_topic(GROUP)
         store = table.rt.store
-        save = store.save
-        lost: list[int] = []
+        apply = store.apply
+        lost: list[str] = []
 
-        def save_then_lose_the_answer(record: Record, *, new_game: bool = False) -> Record:
-            if lost:
-                return save(record, new_game=new_game)
-            save(dataclasses.replace(record), new_game=new_game)  # stored; the caller never hears
-            lost.append(record.version)
-            raise Conflict(record.chat)
+        def commit_then_lose_the_answer(change: Change) -> None:
+            apply(change)
+            if not lost and "ver" in change.set:  # the action's write: stored, never heard
+                lost.append(change.key)
+                raise Conflict(change.key)
 
-        store.save = save_then_lose_the_answer  # type: ignore[method-assign]
+        store.apply = commit_then_lose_the_answer  # type: ignore[method-assign]
         assert forum.say(ANN, "/newgame", topic).status == 200
-        store.save = save  # type: ignore[method-assign]
+        store.apply = apply  # type: ignore[method-assign]
         assert lost, "the write's answer was lost"
         assert store.topics(GROUP) == [topic]
         update = my_chat_member_update(GROUP, "left", by=ANN.id, update_id=table.updates.next_id())
@@ -251,7 +248,7 @@ def test_a_forum_flooded_with_rules_loses_no_games_challenge_nor_end() -> None:
         flood_end = table.clock.now
         while table.clock.now <= flood_end + 62:
             table.clock.advance(1)
-            table.tick()
+            table.sweep()
         sent = [c for c in forum.tg.calls("sendMessage", chat_id=GROUP) if c.ok]
         for topic in topics:
             texts = [
@@ -259,8 +256,39 @@ def test_a_forum_flooded_with_rules_loses_no_games_challenge_nor_end() -> None:
             ]
             assert sum(x.startswith(t("en", "challenge_title")) for x in texts) == 2, topic
             assert sum(x.startswith(t("en", "title_stopped")) for x in texts) == 1, topic
-            assert forum.record(topic).owing() == []
+            assert forum.record(topic).undelivered() == []
         assert forum.tg.max_messages_per_minute(GROUP) <= 20
         replies = [c for c in sent if c.params.get("message_thread_id") == empty]
         assert 0 < len(replies) < 27, "replies went first"
         assert forum.tg.limited == 0, "the chat's budget kept every send within Telegram's limit"
+
+
+def test_a_lobby_churned_in_one_topic_never_holds_up_a_game_in_another() -> None:
+    """A member seated nowhere opens and stops a game in one topic, fifteen times in fifteen
+    seconds: /newgame is refused in a word after a few, a lobby's table and its end never take
+    the minute's last messages, and a challenge made in another topic's game meanwhile is told
+    at once."""
+    with running_bot(seed=4, flood_limit=20) as table:
+        forum = Forum(table)
+        played, churned = forum.tg.open_topic(GROUP), forum.tg.open_topic(GROUP)
+        forum.open(played, [ANN, BOB])
+        table.clock.advance(61)  # the game's lobby is a minute old
+        eve = Person(999, "Eve")
+        for _ in range(15):
+            forum.say(eve, "/newgame", churned)
+            forum.say(eve, "/stop", churned)
+            table.clock.advance(1)
+        forum.play_one(played)
+        game = forum.record(played).game
+        assert game is not None and game.last is not None
+        shouter = ANN if game.ids[game.last.seat] == BOB.id else BOB
+        forum.press_kind(shouter, forum.table_message(played), Kind.SHOUT)
+        sent = [c for c in forum.tg.calls("sendMessage", chat_id=GROUP) if c.ok]
+        last = sent[-1].params
+        assert last["message_thread_id"] == played, "the challenge went out at once"
+        assert str(last["text"]).startswith(t("en", "challenge_title"))
+        churn = [
+            str(c.params["text"]) for c in sent if c.params.get("message_thread_id") == churned
+        ]
+        assert t("en", "newgame_too_often") in churn
+        assert forum.tg.max_messages_per_minute(GROUP) <= 20 and forum.tg.limited == 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from engine import Phase
+from engine.cards import rank_of
 from handlers.callbacks import Kind
 from handlers.plan import LOOKING_SECONDS
 from handlers.text import t
@@ -47,7 +48,7 @@ def test_the_person_whose_turn_comes_is_told_once_and_keeps_one_hand_with_button
             assert sent_to(table, mover) == mover_before  # the mover is told nothing
             # A /table in the group, or the timer, tells them nothing more that turn.
             table.say(mover, "/table")
-            table.tick()
+            table.sweep()
             assert sent_to(table, nxt) == [*before, ping]
 
 
@@ -89,6 +90,44 @@ def test_the_person_who_decides_on_a_final_play_is_told_too() -> None:
         assert with_buttons(table, decider) == [table.record().hand_msgs[decider.id]]
 
 
+def collude(table: Table, players: list[Person], victim: Person) -> bool:
+    """One press of two players keeping a third's turn coming back: the awaited one of them
+    plays (a lie when they can); when the third's turn has come, the other shouts Liar! at the
+    play that brought it, and wins the turn. Whether the third's turn had come."""
+    table.clock.advance(2)
+    game = table.game()
+    if game.awaited == victim.id:
+        assert game.last is not None
+        last = game.ids[game.last.seat]
+        shouter = next(p for p in players if p.id not in (victim.id, last))
+        table.press_button(shouter, table.group_message_with(Kind.SHOUT), Kind.SHOUT)
+        return True
+    mover = by_id(players, game.awaited)
+    hand = sorted(table.hand(mover))
+    table.play(mover, {([c for c in hand if rank_of(c) != game.rank] or hand)[0]})
+    return False
+
+
+def test_two_players_taking_turns_cannot_ring_a_third_players_phone_at_every_press() -> None:
+    """Two players lie, shout and play so that a third's turn comes back every few presses:
+    that person, who pressed nothing, is told once in a minute, not each time."""
+    players = people(3)
+    ping = t("en", "ping_play", group=GROUP_TITLE)
+    with running_bot(seed=3) as table:
+        open_and_start(table, players)
+        game = table.game()
+        victim = by_id(players, game.ids[(game.ids.index(game.awaited or 0) + 2) % 3])
+        started, turns = table.clock.now, 0
+        while table.clock.now - started < 50:
+            turns += collude(table, players, victim)
+        assert turns >= 4, "the third player's turn came back again and again"
+        assert sent_to(table, victim).count(ping) == 1, "told once in the minute"
+        # A minute on, their turn coming back is told again.
+        while not collude(table, players, victim) or table.clock.now - started < 70:
+            pass
+        assert sent_to(table, victim).count(ping) == 2
+
+
 def shout_on_the_table(table: Table, person: Person) -> None:
     table.press_button(person, table.group_message_with(Kind.SHOUT), Kind.SHOUT)
 
@@ -120,7 +159,7 @@ def test_r10_whoever_was_about_to_play_is_told_once_why_a_challenge_took_the_tur
         assert button(hand, Kind.PLAY) is None
         # Once: nothing more for it, and nothing of it for the others.
         table.say(third, "/table")
-        table.tick()
+        table.sweep()
         assert sent_to(table, nxt)[len(before[nxt]) :] == [told]
         for other in (mover, third):
             assert told not in sent_to(table, other)

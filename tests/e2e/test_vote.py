@@ -13,7 +13,7 @@ import pytest
 from engine import UNTIMED_TURN, Phase
 from handlers import callbacks
 from handlers.callbacks import Kind, Press
-from handlers.text import FSI, PDI, RLM, t
+from handlers.text import FSI, PDI, RLM, SUPPORTED, t
 from infra.harness import GROUP, Person
 from infra.harness.bot import Table, running_bot
 from infra.harness.screens import button, button_texts
@@ -102,7 +102,7 @@ def test_r18_every_person_votes_the_awaited_one_included_and_the_game_stops() ->
             assert button(hand, Kind.PLAY) is None
 
 
-@pytest.mark.parametrize("lang", ["en", "ar"])
+@pytest.mark.parametrize("lang", SUPPORTED)
 def test_r18_a_second_vote_a_stranger_and_an_old_button_are_refused_in_the_pressers_language(
     lang: str,
 ) -> None:
@@ -163,7 +163,7 @@ def test_r18_a_person_alone_with_a_computer_player_ends_the_game_by_voting() -> 
                 table.play(ANN, {min(table.hand(ANN))})
             else:
                 table.clock.advance(6)
-                table.tick()
+                table.sweep()
         assert seen == {ANN.id, -1}, "both turns were seen"
         vote(table, ANN)
         assert table.game().stopped
@@ -178,7 +178,7 @@ def test_r18_in_a_two_person_game_one_vote_ends_nothing_while_the_other_plays() 
         assert table_text(table)[1].endswith("End game 1/2")
         assert game.deadline is not None
         table.clock.now = game.deadline  # the table plays for the awaited one: still 1/2
-        table.tick()
+        table.sweep()
         game = table.game()
         assert game.phase is Phase.PLAY and game.plays == 1 and game.awaited == other.id
         assert table_text(table)[1].endswith("End game 1/2")

@@ -48,15 +48,7 @@ from handlers.callbacks import Kind
 from handlers.text import t
 from infra.harness import GROUP, Person, people
 from infra.harness.screens import button
-from infra.harness.stack import (
-    Container,
-    Outcomes,
-    Stack,
-    held,
-    open_game,
-    play_update,
-    select,
-)
+from infra.harness.stack import Container, Outcomes, Stack, held, open_game
 from infra.harness.updates import Reply
 
 pytestmark = pytest.mark.skipif(
@@ -211,7 +203,7 @@ def play_one(
     hand = held(game, mover.id)
     true = {card for card in hand if rank_of(card) == game.rank}
     cards = true if truth and true else {min(card for card in hand if card not in true)}
-    reply = c.post(play_update(stack, c, mover, cards, chat))
+    reply = c.post(stack.people(c).play_update(mover, cards, chat))
     assert reply.status == 200 and reply.text is None, reply
     return mover, cards
 
@@ -300,8 +292,10 @@ def after_a_play(stack: Stack, racers: list[Container]) -> Prepared:
     play_one(stack, c, stack.game(chat), players, chat, truth=False)
     game = stack.game(chat)
     player = players[game.awaited]  # type: ignore[index]
-    data = select(stack, c, player, {min(held(game, player.id))}, chat)  # no write: done once
-    hand = stack.hand_message(player, chat)
+    # Selected once (no write), its Play pressed in each round.
+    hand = stack.people(c).select(player, {min(held(game, player.id))}, chat)
+    data = button(hand, Kind.PLAY)
+    assert data is not None, "no Play button after selecting"
     return prepare(stack, c, chat, play=(player.id, hand.message_id, data))
 
 
@@ -372,7 +366,7 @@ def final_play(stack: Stack, racers: list[Container]) -> Prepared:
         if game.phase is Phase.DECIDE:
             return prepare(stack, c, chat)
         mover = players[game.awaited]  # type: ignore[index]
-        c.post(play_update(stack, c, mover, set(sorted(held(game, mover.id))[:4]), chat))
+        c.post(stack.people(c).play_update(mover, set(sorted(held(game, mover.id))[:4]), chat))
         c.clock.advance(2.0)
     raise AssertionError("no final play")
 
@@ -491,8 +485,10 @@ def clock_turn(stack: Stack, racers: list[Container]) -> Prepared:
     game = open_game(stack, c, list(players.values()), chat)
     assert game.clock == 90 and game.deadline is not None
     player = players[game.awaited]  # type: ignore[index]
-    data = select(stack, c, player, {min(held(game, player.id))}, chat)  # no write: done once
-    hand = stack.hand_message(player, chat)
+    # Selected once (no write), its Play pressed in each round.
+    hand = stack.people(c).select(player, {min(held(game, player.id))}, chat)
+    data = button(hand, Kind.PLAY)
+    assert data is not None, "no Play button after selecting"
     return prepare(stack, c, chat, play=(player.id, hand.message_id, data))
 
 
@@ -686,7 +682,7 @@ def test_after_a_crash_between_the_write_and_the_sends_the_retry_redraws_every_s
     if kind == "play":
         mover = players[game.awaited]  # type: ignore[index]
         cards = {min(held(game, mover.id))}
-        update = play_update(stack, c, mover, cards, chat)
+        update = stack.people(c).play_update(mover, cards, chat)
         move: Move = Play(mover.id, sum(1 << card for card in cards), game.turns)
     else:
         liar = game.ids[game.last.seat]  # type: ignore[union-attr]
@@ -717,7 +713,7 @@ def test_after_a_crash_between_the_write_and_the_sends_the_retry_redraws_every_s
     owed = kind == "shout"
     assert len(challenges(stack, chat)) == owed, "the challenge told once"
     assert retried.version == after.version + owed
-    assert retried.owing() == []
+    assert retried.undelivered() == []
     assert_screens_show(stack, chat, now)
     # Telegram sends it yet again (the retry's answer lost too): nothing more is sent.
     sends = len(stack.tg.calls("sendMessage", chat_id=chat))

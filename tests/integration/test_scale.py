@@ -54,7 +54,7 @@ from handlers.callbacks import Kind
 from infra.fake_telegram import StoredMessage
 from infra.harness import GROUP, Person, people
 from infra.harness.screens import button, shown_cards
-from infra.harness.stack import Container, Stack, held, open_game, select
+from infra.harness.stack import Container, Stack, held, open_game
 from infra.harness.stalling import play_stalling_games
 from tests.unit.test_properties import check_invariants, may_move, play_out
 
@@ -167,10 +167,11 @@ class Table:
         stack, person = self.stack, self.players[move.player]  # type: ignore[union-attr]
         match move:
             case Play(_, cards, moment):
-                data = select(stack, self.c, person, set(cards_in(cards)), self.chat)
+                message = stack.people(self.c).select(person, set(cards_in(cards)), self.chat)
+                data = button(message, Kind.PLAY)
+                assert data is not None, "no Play button after selecting"
                 press = callbacks.decode(data)
                 assert (press.cards, press.number) == (cards, moment)
-                message = stack.hand_message(person, self.chat)
             case Shout() | LetItStand():
                 kind = Kind.SHOUT if isinstance(move, Shout) else Kind.STAND
                 message, data = self.a_button_for(person, kind)
@@ -220,7 +221,7 @@ class Table:
         ]
         # Announced once; or not yet when the group's minute of new messages was used up
         # (Telegram's flood limit): then the end is owed, sent by the timer once it has room.
-        owed = self.stack.record(self.chat).owing()
+        owed = self.stack.record(self.chat).undelivered()
         assert len(announced) == 1 or (not announced and owed)
 
 
@@ -228,7 +229,7 @@ def play_through_the_bot(seeds: list[int]) -> Tally:
     """Whole games, one after the other, one per group chat; in the first, every final play is
     left to the timer."""
     tally = Tally()
-    with Stack(memory=True, sockets=False) as stack:
+    with Stack(store="memory", sockets=False) as stack:
         c = stack.container(seed=seeds[0] if seeds else 0)
         for seed in seeds:
             wait_out = seed == seeds[0]

@@ -1,7 +1,10 @@
-"""The store's contract, held by both the DynamoDB adapter (on moto) and the in-memory fake."""
+"""The store's contract, held by both the DynamoDB adapter (on moto) and the in-memory fake: the
+record read back as written, the conditional write, and what each write of `handlers.item`
+changes (the receipt of a delivery, the flood budget)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from collections.abc import Callable, Iterator
@@ -15,14 +18,16 @@ from moto import mock_aws
 
 from engine import CLOCK_DEFAULT, Join, Phase, Start, apply, open_table, view
 from engine import events as ev
-from handlers import announcements, names
+from handlers import announcements, item, names
 from handlers.dynamo import DynamoStore
+from handlers.item import Kept
 from handlers.names import NAME_LENGTH
 from handlers.outbox import Parcel
 from handlers.store import Conflict, Record, Store
 from handlers.text import SUPPORTED
 from infra.dynalite import Dynalite
 from infra.harness.items import dynamodb, game_items, item_size
+from infra.harness.limits import Limited
 from infra.harness.memory import MemoryStore
 from infra.table import create_table
 
@@ -39,7 +44,7 @@ def moto_table(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     }.items():
         monkeypatch.setenv(name, value)
     with mock_aws():
-        client = boto3.client("dynamodb")
+        client = Limited(boto3.client("dynamodb"))
         create_table(client, "games")
         yield client
 
@@ -63,9 +68,33 @@ def client(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> I
     if shutil.which("node") is None:
         pytest.skip("Node.js (`node`) is not on PATH: dynalite cannot run")
     with Dynalite() as server:
-        client = server.client()
+        client = Limited(server.client())
         create_table(client, "games")
         yield client
+
+
+def save(store: Store, record: Record, *, new_game: bool = False) -> Record:
+    return item.save(store, record, new_game=new_game)
+
+
+def keep(store: Store, chat: int, game_id: int, now: float = 100.0, **kept: Any) -> None:
+    """What a delivery taught, kept for the game `game_id` of `chat` as the transaction keeps
+    it (nothing, if another game is the chat's by then)."""
+    record = store.load(chat)
+    record.game_id = game_id
+    for change in item.receipt(record, Kept(**kept), now):
+        with contextlib.suppress(Conflict):
+            store.apply(change)
+
+
+def spend(store: Store, read: Record, now: float, times: list[float]) -> None:
+    """Group messages sent at `times`, counted in the budget as read in `read`."""
+    change = item.budget(read, now, times)
+    try:
+        store.apply(change)
+    except Conflict:
+        assert change.otherwise is not None
+        store.apply(change.otherwise)
 
 
 def a_record(chat: int = CHAT) -> Record:
@@ -85,7 +114,7 @@ def test_what_is_saved_is_read_back(store: Store) -> None:
     record.updates, record.note = [9, 7, 8], "n"
     record.outbox = [Parcel(16, 9, 100, (ev.Stopped(1),))]
     record.next_look, record.expires = 145.25, 900
-    store.save(record, new_game=True)
+    save(store, record, new_game=True)
     again = store.load(CHAT)
     assert again.version == 1
     assert (again.game, again.game_id, again.lang, again.title) == (record.game, 1, "ar", "Friday")
@@ -97,11 +126,11 @@ def test_what_is_saved_is_read_back(store: Store) -> None:
 def test_r20_the_chats_clock_and_the_reminded_moment_are_read_back(store: Store) -> None:
     record = a_record()
     record.clock, record.reminded = 30, 7
-    store.save(record, new_game=True)
+    save(store, record, new_game=True)
     again = store.load(CHAT)
     assert (again.clock, again.reminded) == (30, 7)
     again.clock, again.reminded = CLOCK_DEFAULT, None
-    store.save(again)
+    save(store, again)
     assert (store.load(CHAT).clock, store.load(CHAT).reminded) == (CLOCK_DEFAULT, None)
 
 
@@ -110,11 +139,11 @@ def test_the_chats_language_for_later_games_is_read_back_and_absent_when_the_sam
 ) -> None:
     record = a_record()
     record.lang, record.later_lang = "ar", "en"  # the opener's choice for this game
-    store.save(record, new_game=True)
+    save(store, record, new_game=True)
     again = store.load(CHAT)
     assert (again.lang, again.later_lang) == ("ar", "en")
     again.later_lang = None
-    store.save(again)
+    save(store, again)
     assert store.load(CHAT).later_lang is None
     assert "ll" not in json.loads(store.load(CHAT).document())
 
@@ -135,10 +164,10 @@ def test_the_last_game_its_people_and_who_pressed_lately_are_read_back(store: St
     record = a_record()
     lobby = open_table(1, 0.0)
     record.game, record.previous = lobby, 36**8 + 5
-    record.last, record.looking = {1: "Ann", 2: "Bob"}, {2: 100.0}
-    store.save(record, new_game=True)
+    record.previous_seats, record.looking = {1: "Ann", 2: "Bob"}, {2: 100.0}
+    save(store, record, new_game=True)
     again = store.load(CHAT)
-    assert (again.previous, again.last, again.looking) == (
+    assert (again.previous, again.previous_seats, again.looking) == (
         36**8 + 5,
         {1: "Ann", 2: "Bob"},
         {2: 100.0},
@@ -147,9 +176,9 @@ def test_the_last_game_its_people_and_who_pressed_lately_are_read_back(store: St
     # Once the game starts, nobody is awaited back: the names are no longer written.
     again.game, _ = apply(apply(lobby, Join(1, "Ann"), 0.0)[0], Join(2, "Bob"), 0.0)
     again.game, _ = apply(again.game, Start(1, 3), 0.0)
-    store.save(again)
+    save(store, again)
     started = store.load(CHAT)
-    assert (started.last, started.not_back(), started.previous) == ({}, (), 36**8 + 5)
+    assert (started.previous_seats, started.not_back(), started.previous) == ({}, (), 36**8 + 5)
 
 
 # An item as the bot wrote it before French: a group reading Arabic, Bob's hand in English.
@@ -185,51 +214,51 @@ def test_an_item_written_before_french_still_reads() -> None:
 
 
 def test_only_the_first_of_two_writers_from_one_version_wins(store: Store) -> None:
-    store.save(a_record(), new_game=True)
+    save(store, a_record(), new_game=True)
     first, second = store.load(CHAT), store.load(CHAT)
     first.note = "first"
-    store.save(first)
+    save(store, first)
     second.note = "second"
     with pytest.raises(Conflict):
-        store.save(second)
+        save(store, second)
     assert store.load(CHAT).note == "first"
     with pytest.raises(Conflict):
-        store.save(a_record())  # a "new" record where one exists
+        save(store, a_record())  # a "new" record where one exists
 
 
 def test_message_ids_are_remembered_for_the_current_game_only(store: Store) -> None:
-    store.save(a_record(), new_game=True)
-    store.remember(CHAT, 1, table=10, final=11, hands={1: 20, 2: 21})
-    store.remember(CHAT, 1, hands={2: 22}, unreachable={2})
+    save(store, a_record(), new_game=True)
+    keep(store, CHAT, 1, table=10, final=11, hands={1: 20, 2: 21})
+    keep(store, CHAT, 1, hands={2: 22}, unreachable=frozenset({2}))
     record = store.load(CHAT)
     assert (record.table_msg, record.final_msg) == (10, 11)
     assert record.hand_msgs == {1: 20, 2: 22} and record.unreachable == {2}
-    store.remember(CHAT, 0, table=99)  # from an earlier game: ignored
+    keep(store, CHAT, 0, table=99)  # from an earlier game: ignored
     assert store.load(CHAT).table_msg == 10
     record = store.load(CHAT)
-    store.save(record)  # a move keeps the ids
+    save(store, record)  # a move keeps the ids
     assert store.load(CHAT).hand_msgs == {1: 20, 2: 22}
     record = store.load(CHAT)
     record.game_id = 2
-    store.save(record, new_game=True)  # a new game forgets them
+    save(store, record, new_game=True)  # a new game forgets them
     again = store.load(CHAT)
     assert again.table_msg is None and again.hand_msgs == {}
-    store.remember(CHAT, 2, unreachable={3})
-    store.remember(CHAT, 2, reachable={3})
+    keep(store, CHAT, 2, unreachable=frozenset({3}))
+    keep(store, CHAT, 2, reachable=frozenset({3}))
     assert store.load(CHAT).unreachable == set()
 
 
 def test_who_could_not_be_reached_is_forgotten_when_a_new_game_opens(store: Store) -> None:
     """A player whose private chat refused the bot stayed listed in the chat's item across
     every later game: the list belongs to the game it was learnt in."""
-    store.save(a_record(), new_game=True)
-    store.remember(CHAT, 1, unreachable={2, 3})
+    save(store, a_record(), new_game=True)
+    keep(store, CHAT, 1, unreachable=frozenset({2, 3}))
     record = store.load(CHAT)
-    store.save(record)  # a move of the same game keeps them
+    save(store, record)  # a move of the same game keeps them
     assert store.load(CHAT).unreachable == {2, 3}
     record = store.load(CHAT)
     record.game_id = 2
-    saved = store.save(record, new_game=True)
+    saved = save(store, record, new_game=True)
     assert saved.unreachable == set() and store.load(CHAT).unreachable == set()
 
 
@@ -237,73 +266,73 @@ def test_due_lists_the_chats_whose_timer_has_come(store: Store) -> None:
     for chat, due in ((-1, 50.0), (-2, 150.0), (-3, None)):
         record = a_record(chat)
         record.next_look = due
-        store.save(record, new_game=True)
+        save(store, record, new_game=True)
     assert store.overdue(100.0) == [(-1, None)]
     assert sorted(store.overdue(200.0)) == [(-2, None), (-1, None)]
     record = store.load(-1)
     record.next_look = None
-    store.save(record)
+    save(store, record)
     assert store.overdue(200.0) == [(-2, None)]
 
 
 def test_an_owed_redraw_keeps_the_latest_mark_and_is_found_by_the_sweep(store: Store) -> None:
     record = a_record()
     record.next_look = 500.0
-    store.save(record, new_game=True)
-    store.owe(CHAT, 130.25)
-    store.owe(CHAT, 120.0)  # an earlier wait: the later mark covers it
+    save(store, record, new_game=True)
+    keep(store, CHAT, 1, owed=130.25)
+    keep(store, CHAT, 1, owed=120.0)  # an earlier wait: the later mark covers it
     record = store.load(CHAT)
     assert (record.owed, record.next_look) == (130.25, 130.25)
     assert store.overdue(131.0) == [(CHAT, None)]
-    store.owe(CHAT, 140.0)  # a longer wait: the mark moves; `due` stays as early as it was
+    keep(store, CHAT, 1, owed=140.0)  # a longer wait: the mark moves; `due` stays as early
     assert (store.load(CHAT).owed, store.load(CHAT).next_look) == (140.0, 130.25)
-    store.owe(-999, 150.0)  # no game there: nothing is made
+    keep(store, -999, 1, owed=150.0)  # no game there: nothing is made
     assert store.load(-999).version == 0
 
 
 def test_a_redraw_clears_only_the_mark_it_handled(store: Store) -> None:
-    store.save(a_record(), new_game=True)
-    store.owe(CHAT, 130.0)
+    save(store, a_record(), new_game=True)
+    keep(store, CHAT, 1, owed=130.0)
     record = store.load(CHAT)
     record.redrawn, record.owed = record.owed, None
-    store.owe(CHAT, 160.0)  # a newer flood limit meanwhile
+    keep(store, CHAT, 1, owed=160.0)  # a newer flood limit meanwhile
     with pytest.raises(Conflict):
-        store.save(record)
+        save(store, record)
     record = store.load(CHAT)
     record.redrawn, record.owed = record.owed, None
-    store.save(record)
+    save(store, record)
     assert store.load(CHAT).owed is None
     record = store.load(CHAT)
     record.note = "a move"
-    store.save(record)  # a move keeps a mark it did not handle
-    store.owe(CHAT, 170.0)
+    save(store, record)  # a move keeps a mark it did not handle
+    keep(store, CHAT, 1, owed=170.0)
     record = store.load(CHAT)
-    store.save(record)
+    save(store, record)
     assert store.load(CHAT).owed == 170.0
 
 
 def test_hands_owed_are_kept_until_a_redraw_that_read_them_settles_the_mark(store: Store) -> None:
-    store.save(a_record(), new_game=True)
-    store.owe(CHAT, 130.0)  # the group's screens only
+    save(store, a_record(), new_game=True)
+    keep(store, CHAT, 1, owed=130.0)  # the group's screens only
     assert not store.load(CHAT).owed_hands
     record = store.load(CHAT)
     record.redrawn, record.owed = record.owed, None
-    store.owe(CHAT, 120.0, hands=True)  # an earlier wait, but a hand given up meanwhile
+    keep(store, CHAT, 1, owed=120.0, owed_hands=True)  # earlier, but a hand given up too
     with pytest.raises(Conflict):
-        store.save(record)  # a redraw that did not draw the hands leaves them owed
+        save(store, record)  # a redraw that did not draw the hands leaves them owed
     record = store.load(CHAT)
     assert (record.owed, record.owed_hands) == (130.0, True)
-    store.owe(CHAT, 140.0)  # a later mark of the group's keeps the hands owed
+    keep(store, CHAT, 1, owed=140.0)  # a later mark of the group's keeps the hands owed
     record = store.load(CHAT)
     assert (record.owed, record.owed_hands) == (140.0, True)
     record.redrawn, record.owed = record.owed, None
-    store.save(record)
+    save(store, record)
     record = store.load(CHAT)
     assert (record.owed, record.owed_hands) == (None, False)
 
 
 def test_a_game_moves_with_its_group_when_it_becomes_a_supergroup(store: Store) -> None:
-    store.save(a_record(-5), new_game=True)
+    save(store, a_record(-5), new_game=True)
     store.move(-5, -1005)
     store.move(-5, -1005)  # a retried update: harmless
     assert store.load(-5).version == 0
@@ -344,13 +373,13 @@ def test_a_move_made_on_the_old_chat_while_the_game_moves_is_refused(client: Any
         assert record.moving == new, "the old item says where the game goes"
         record.note = "late"
         try:
-            store.save(record)
+            save(store, record)
         except Conflict:
             refused.append(old)
 
     # After the mark (the first update_item), and after the copy (put_item).
     for old, step in ((-5, "update_item"), (-6, "put_item")):
-        store.save(a_record(old), new_game=True)
+        save(store, a_record(old), new_game=True)
         new = old - 1000
         late = (old, new)
         DynamoStore(Interrupted(client, step, a_late_move), "games").move(old, new)
@@ -362,7 +391,7 @@ def test_a_move_made_on_the_old_chat_while_the_game_moves_is_refused(client: Any
 
 def test_a_move_whose_delete_failed_is_finished_by_the_retry(client: Any) -> None:
     store = DynamoStore(client, "games")
-    store.save(a_record(-5), new_game=True)
+    save(store, a_record(-5), new_game=True)
 
     def fail() -> None:
         raise ClientError({"Error": {"Code": "InternalServerError", "Message": "x"}}, "PutItem")
@@ -371,7 +400,7 @@ def test_a_move_whose_delete_failed_is_finished_by_the_retry(client: Any) -> Non
         DynamoStore(Interrupted(client, "put_item", fail), "games").move(-5, -1005)
     assert store.load(-5).moving == -1005
     with pytest.raises(Conflict):
-        store.save(store.load(-5))  # still refused
+        save(store, store.load(-5))  # still refused
     store.move(-5, -1005)  # Telegram's retry of the migration update
     assert store.load(-5).version == 0, "no second copy left for old buttons to change"
     assert store.load(-1005).game == a_record().game
@@ -381,22 +410,25 @@ def test_a_move_whose_delete_failed_is_finished_by_the_retry(client: Any) -> Non
 def test_the_chats_flood_budget_is_shared_by_its_topics_and_kept_beside_them(
     store: Store,
 ) -> None:
-    store.spend(CHAT, [100.0, 101.0])
-    store.spend(CHAT, [102.5])  # another topic's game: added, never in place of the others
+    spend(store, store.load(CHAT), 101.0, [100.0, 101.0])
+    # Another topic's game: added, never in place of the others.
+    spend(store, store.load(CHAT, 7), 102.5, [102.5])
     topic = store.load(CHAT, 7)
     assert topic.version == 0, "a topic with no game is not written for its replies"
     assert topic.sends == [100.0, 101.0, 102.5] == store.load(CHAT).sends
     assert store.load(CHAT - 1).sends == []
-    # Pruned to the minute only if nobody added since the read; else added to.
-    store.spend(CHAT, [170.0], recent=[101.0, 102.5], read=2)
-    assert store.load(CHAT).sends == [100.0, 101.0, 102.5, 170.0]
-    store.spend(CHAT, [171.0], recent=[170.0], read=4)
-    assert store.load(CHAT).sends == [170.0, 171.0]
+    # The times out of the minute go, only if nobody added any since the read; else added to.
+    read = store.load(CHAT)
+    spend(store, store.load(CHAT, 7), 150.0, [150.0])
+    spend(store, read, 170.0, [170.0])
+    assert store.load(CHAT).sends == [100.0, 101.0, 102.5, 150.0, 170.0]
+    spend(store, store.load(CHAT), 171.0, [171.0])
+    assert store.load(CHAT).sends == [150.0, 170.0, 171.0]
     # Telegram's wait: the latest kept.
-    store.hold(CHAT, 200.0)
-    store.hold(CHAT, 150.0)
+    keep(store, CHAT, 0, hold=200.0)
+    keep(store, CHAT, 0, hold=150.0)
     assert store.load(CHAT, 7).hold == 200.0
-    assert store.load(CHAT).sends == [170.0, 171.0]
+    assert store.load(CHAT).sends == [150.0, 170.0, 171.0]
 
 
 def test_sent_marks_live_beside_the_document_until_a_write_drops_their_parcels(
@@ -404,15 +436,15 @@ def test_sent_marks_live_beside_the_document_until_a_write_drops_their_parcels(
 ) -> None:
     record = a_record()
     record.outbox = [Parcel(16, 9, 100, (ev.Stopped(1),)), Parcel(17, 9, 100, (ev.Stopped(2),))]
-    store.save(record, new_game=True)
-    store.mark(CHAT, None, {16: True, 17: False})
+    save(store, record, new_game=True)
+    keep(store, CHAT, 1, marks={16: True, 17: False})
     again = store.load(CHAT)
     assert again.marks == {16: True, 17: False}
-    assert again.owing() == [record.outbox[1]]
-    again.outbox = again.owing()  # the next write keeps the one owed
-    store.save(again)
+    assert again.undelivered() == [record.outbox[1]]
+    again.outbox = again.undelivered()  # the next write keeps the one owed
+    save(store, again)
     assert store.load(CHAT).marks == {17: False}
-    store.mark(-999, None, {16: True})  # no item: nothing is made
+    keep(store, -999, 1, marks={16: True})  # no item: nothing is made
     assert store.load(-999).version == 0
 
 
@@ -422,7 +454,7 @@ def eight_player_item(monkeypatch: pytest.MonkeyPatch, name: str, title: str) ->
     for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         monkeypatch.setenv(var, "testing")
     with mock_aws():
-        client = boto3.client("dynamodb", region_name="us-east-1")
+        client = Limited(boto3.client("dynamodb", region_name="us-east-1"))
         create_table(client, "games")
         store = DynamoStore(client, "games")
         game = open_table(1_000_000_001, 100.0, name)
@@ -438,18 +470,19 @@ def eight_player_item(monkeypatch: pytest.MonkeyPatch, name: str, title: str) ->
         # The outbox at its fullest: a challenge that ended the game, and the end it names.
         won = ev.Won(b, tuple(reversed(game.ids)))
         record.outbox = [
-            Parcel(16 * 13, 912_345_714, 1_764_400_045, (challenge,)),
-            Parcel(16 * 13 + 1, 912_345_714, 1_764_400_045, (challenge, won)),
+            Parcel(32 * 13, 912_345_714, 1_764_400_045, (challenge,)),
+            Parcel(32 * 13 + 1, 912_345_714, 1_764_400_045, (challenge, won)),
         ]
         record.note = max(
             (announcements.note([challenge], game, lang) or "" for lang in SUPPORTED),
             key=lambda note: len(note.encode()),
         )
         record.next_look, record.expires = 1_764_400_045.125, 1_765_000_000
-        store.save(record, new_game=True)
-        store.remember(chat, 12, table=123, final=456, hands=dict.fromkeys(game.ids, 9_999))
-        store.remember(chat, 12, unreachable={7_000_000_002})
-        store.mark(chat, None, {16 * 13: True, 16 * 13 + 1: False})
+        save(store, record, new_game=True)
+        hands = dict.fromkeys(game.ids, 9_999)
+        keep(store, chat, 12, table=123, final=456, hands=hands)
+        keep(store, chat, 12, unreachable=frozenset({7_000_000_002}))
+        keep(store, chat, 12, marks={32 * 13: True, 32 * 13 + 1: False})
         item: dict[str, Any] = client.get_item(
             TableName="games", Key={"pk": {"S": f"chat#{chat}"}}
         )["Item"]
@@ -502,7 +535,7 @@ def test_an_item_written_before_documents_were_compressed_still_reads(client: An
     loaded = store.load(CHAT)
     assert (loaded.version, loaded.game, loaded.langs) == (3, record.game, record.langs)
     loaded.lang = "en"
-    store.save(loaded)  # and is written back compressed
+    save(store, loaded)  # and is written back compressed
     again = store.load(CHAT)
     assert (again.version, again.lang, again.game) == (4, "en", record.game)
     item = client.get_item(TableName="games", Key={"pk": {"S": f"chat#{CHAT}"}})["Item"]

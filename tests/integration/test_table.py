@@ -184,10 +184,10 @@ def _dynamodb_grants(template: dict[str, Any], name: str) -> list[tuple[list[str
 
 
 def test_each_function_may_make_only_the_dynamodb_calls_its_code_makes(template):
-    # handlers/store.py: load (BatchGetItem: the record and its chat's flood budget, GetItem for
-    # a key it left unread), save and remember (UpdateItem), move (GetItem, PutItem,
-    # DeleteItem: either function may learn while sending that a group became a supergroup),
-    # due (Query on DueIndex: the timer's sweep).
+    # handlers/dynamo.py: load (GetItem; BatchGetItem for a forum topic's record and its chat's
+    # own item, with the flood budget, GetItem for a key it left unread), apply (UpdateItem),
+    # move (GetItem, PutItem, DeleteItem: either function may learn while sending that a group
+    # became a supergroup), overdue (Query on DueIndex: the timer's sweep).
     items = (
         [
             "dynamodb:BatchGetItem",

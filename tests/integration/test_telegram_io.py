@@ -13,7 +13,18 @@ import pytest
 import telegram
 
 from handlers.questions import Standing, is_admin, standing, username
-from handlers.screens import Answer, Button, Edit, EditButtons, Request, Screen, Send
+from handlers.screens import (
+    Answer,
+    Button,
+    Edit,
+    EditButtons,
+    HandSlot,
+    MomentSlot,
+    Request,
+    Screen,
+    Send,
+    TableSlot,
+)
 from handlers.telegram_io import (
     TRANSIENT_REDRAW,
     Delivery,
@@ -99,9 +110,9 @@ def test_requests_arrive_with_their_params_and_keyboards(
             (Button("Rules", url="https://example.test/rules"),),
         ),
     )
-    done = send(Send(GROUP, screen, remember="table"), Send(ALICE, Screen("no keys")))
+    done = send(Send(GROUP, screen, remember=TableSlot()), Send(ALICE, Screen("no keys")))
 
-    assert done == Delivery(remembered={"table": 1}, requests=2)
+    assert done == Delivery(remembered={TableSlot(): 1}, requests=2)
     [group_call] = tg.calls("sendMessage", chat_id=GROUP)
     assert group_call.params == {
         "chat_id": GROUP,
@@ -158,12 +169,12 @@ def test_requests_into_one_chat_keep_their_order(
 ) -> None:
     tg.fail_next("sendMessage", chat_id=GROUP, error=delay(0.2))  # the first one is slow
     done = send(
-        Send(GROUP, table("one"), remember="first"),
-        Send(GROUP, table("two"), remember="second"),
+        Send(GROUP, table("one"), remember=MomentSlot(1)),
+        Send(GROUP, table("two"), remember=MomentSlot(2)),
         Edit(GROUP, 1, table("one, edited")),
     )
     assert tg.messages_to(GROUP) == ["one", "two", "one, edited"]
-    assert done.remembered == {"first": 1, "second": 2}
+    assert done.remembered == {MomentSlot(1): 1, MomentSlot(2): 2}
 
 
 def test_requests_into_different_chats_run_concurrently(
@@ -218,10 +229,10 @@ def test_a_short_flood_wait_is_slept_then_retried_once(
         monkeypatch.delenv("PTB_TIMEDELTA", raising=False)
     tg.fail_next("sendMessage", chat_id=GROUP, error=too_many_requests(2))
 
-    done = send(Send(GROUP, table("hello"), remember="table"))
+    done = send(Send(GROUP, table("hello"), remember=TableSlot()))
 
     assert sleep.waits == [2.0]
-    assert done == Delivery(remembered={"table": 1}, requests=2)
+    assert done == Delivery(remembered={TableSlot(): 1}, requests=2)
     assert [c.status for c in tg.calls("sendMessage")] == [429, 200]
 
 
@@ -243,7 +254,7 @@ def test_a_long_flood_wait_is_given_up(
 ) -> None:
     tg.fail_next("sendMessage", chat_id=GROUP, error=too_many_requests(30))
 
-    done = send(Send(GROUP, table("hello"), remember="table"), Send(ALICE, table("hand")))
+    done = send(Send(GROUP, table("hello"), remember=TableSlot()), Send(ALICE, table("hand")))
 
     assert sleep.waits == []
     assert done.remembered == {}
@@ -257,12 +268,12 @@ def test_a_long_flood_wait_is_given_up(
 def test_buttons_that_wait_for_a_replacement_go_only_once_it_arrived(
     tg: FakeTelegram, send: Callable[..., Delivery]
 ) -> None:
-    old = Send(GROUP, table("old table", "x.1"), remember="old")
-    assert send(old).remembered == {"old": 1}
+    old = Send(GROUP, table("old table", "x.1"), remember=HandSlot(7))
+    assert send(old).remembered == {HandSlot(7): 1}
     tg.fail_next("sendMessage", chat_id=GROUP, error=too_many_requests(30))
     handover = (
-        Send(GROUP, table("new table", "x.2"), remember="table"),
-        EditButtons(GROUP, 1, (), after="table"),
+        Send(GROUP, table("new table", "x.2"), remember=TableSlot()),
+        EditButtons(GROUP, 1, (), after=TableSlot()),
     )
     done = send(*handover)  # the new table meets a flood limit: the old one keeps its buttons
     assert done.remembered == {} and tg.calls("editMessageReplyMarkup") == []
@@ -270,7 +281,7 @@ def test_buttons_that_wait_for_a_replacement_go_only_once_it_arrived(
     assert stored is not None and stored.reply_markup is not None
 
     done = send(*handover)
-    assert done.remembered == {"table": 2}
+    assert done.remembered == {TableSlot(): 2}
     stored = tg.message(GROUP, 1)
     assert stored is not None and stored.reply_markup is None
 
@@ -298,15 +309,15 @@ def test_a_blocked_player_is_unreachable_and_the_others_are_served(
     tg.fail_next("sendMessage", chat_id=BOB, error=cant_initiate())
 
     done = send(
-        Send(ALICE, table("hand A"), remember="hand:a"),
+        Send(ALICE, table("hand A"), remember=HandSlot(ALICE)),
         Edit(ALICE, 3, table("hand A again")),  # not even tried: the chat answered 403
         Send(BOB, table("hand B")),
-        Send(GROUP, table("table"), remember="table"),
+        Send(GROUP, table("table"), remember=TableSlot()),
     )
 
     assert done.unreachable == {ALICE, BOB}
     assert done.kicked == set()
-    assert done.remembered == {"table": 1}
+    assert done.remembered == {TableSlot(): 1}
     assert tg.messages_to(GROUP) == ["table"]
     assert len(tg.calls(chat_id=ALICE)) == 1
     assert done.requests == 3
@@ -332,10 +343,10 @@ def test_a_migrated_group_is_followed_to_its_new_id(
     old, new = -55, -1009
     tg.fail_always(None, chat_id=old, error=chat_migrated(new))
 
-    done = send(Send(old, table("table"), remember="table"), Edit(old, 7, table("edited")))
+    done = send(Send(old, table("table"), remember=TableSlot()), Edit(old, 7, table("edited")))
 
     assert done.migrated == {old: new}
-    assert done.remembered == {"table": 1}
+    assert done.remembered == {TableSlot(): 1}
     assert done.failed == []
     assert tg.messages_to(new) == ["table", "edited"]
     assert done.requests == 3  # the failed send, its retry, and the edit sent straight to new
@@ -349,9 +360,9 @@ def test_an_edit_of_a_deleted_message_sends_a_new_one_when_remembered(
             "editMessageText", chat_id=GROUP, error=bad_request("message to edit not found")
         )
 
-    done = send(Edit(GROUP, 7, table("table", "x"), remember="table"))
+    done = send(Edit(GROUP, 7, table("table", "x"), remember=TableSlot()))
 
-    assert done == Delivery(remembered={"table": 1}, requests=2)
+    assert done == Delivery(remembered={TableSlot(): 1}, requests=2)
     [new] = tg.calls("sendMessage", chat_id=GROUP)
     assert new.params["text"] == "table"
     assert new.params["reply_markup"] == inline([{"text": "X", "callback_data": "x"}])
@@ -376,7 +387,7 @@ def test_a_send_that_times_out_is_not_retried(tg: FakeTelegram, run: Run) -> Non
     bot = make_bot(TOKEN, tg.base_url, read_timeout=0.2)
     tg.fail_next("sendMessage", chat_id=GROUP, error=delay(1.0))
 
-    done = run(deliver(bot, [Send(GROUP, table("slow"), remember="table")]))
+    done = run(deliver(bot, [Send(GROUP, table("slow"), remember=TableSlot())]))
 
     assert done.requests == 1
     assert done.remembered == {}

@@ -22,7 +22,8 @@ from engine import Game, Phase, card_name, mask_of
 from engine.cards import rank_of
 from handlers import callbacks, render
 from handlers.callbacks import Kind, Press
-from handlers.dynamo import DynamoStore, unpack
+from handlers.dynamo import DynamoStore
+from handlers.item import unpack
 from handlers.text import SUPPORTED, t
 from handlers.webhook import SECRET_HEADER
 from infra.harness import GROUP, OTHER_GROUP, SECRET, TOKEN, Person
@@ -56,14 +57,6 @@ class Client:
     def fail(self, operation: str, error: Any, times: int = 1) -> None:
         self.faults.setdefault(operation, []).extend([error] * times)
 
-    def changes(self) -> int:
-        """Calls that write the game's versioned document, or move or delete an item."""
-        return sum(
-            op in ("put_item", "delete_item")
-            or (op == "update_item" and "doc = " in kwargs.get("UpdateExpression", ""))
-            for op, kwargs in self.calls
-        )
-
     def __getattr__(self, name: str) -> Any:
         real = getattr(self.client, name)
         if not callable(real) or name.startswith("_") or name in ("exceptions", "meta"):
@@ -96,7 +89,7 @@ class Scene:
         self.table = table
         self.players = players
         self.revealed: set[str] = set()  # turned over by a challenge: public from then on
-        store = table.rt.store
+        store = table.c.store.inner
         assert isinstance(store, DynamoStore)
         self.client = Client(store.client)
         store.client = self.client  # every DynamoDB call is seen, and can be made to fail
@@ -133,8 +126,10 @@ class Scene:
         assert message is not None, f"{person.name} has no hand message"
         return message
 
-    def play(self, person: Person, cards: set[int]) -> Reply:
-        """Press Play in the person's private hand message, with `cards` selected."""
+    def press_play(self, person: Person, cards: set[int]) -> Reply:
+        """Press a Play button carrying `cards` in the person's private hand message, as it
+        would read with them selected, without selecting them first (`Driver.play` ticks them
+        one by one)."""
         data = self.play_data(person, cards)
         return self.table.press(person, person.id, self.hand_message_id(person), data)
 
@@ -815,9 +810,10 @@ def games(scene: Scene) -> dict[str, tuple[Any, ...]]:
     bookkeeping, timers and expiry (the version moves when a reply is written)."""
     found = {}
     for key, (_, doc, due, expires) in scene.snapshot().items.items():
-        if key.startswith("flood#"):
-            continue  # the chat's flood budget: every reply counts in it
-        document = json.loads(json.loads(doc))
+        text = json.loads(doc)
+        if text is None:
+            continue  # the chat's flood budget alone: every reply counts in it
+        document = json.loads(text)
         kept = {k: v for k, v in document.items() if k not in BOOKKEEPING}
         found[key] = (json.dumps(kept, sort_keys=True), due, expires)
     return found

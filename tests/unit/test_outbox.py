@@ -63,5 +63,5 @@ def test_a_decision_already_taken_is_not_asked_for_late() -> None:
     assert game.phase is not Phase.DECIDE
     assert outbox.stale(final, game), "the final play was settled: its buttons would be refused"
     assert not outbox.stale(Parcel(17, 912, 1000, (CHALLENGED,)), game), "a challenge stays"
-    record = Record(-100, game=game, outbox=[final])
-    assert outbox.pack(record, [], 1000.0) == ([], [])
+    packed = outbox.pack([final], {}, game, [], 1000.0, version=0, room=18)
+    assert (packed.outbox, packed.taken) == ((), ())

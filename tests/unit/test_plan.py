@@ -6,8 +6,9 @@ from __future__ import annotations
 import copy
 
 from engine import Join, Start, apply, open_table
-from handlers import plan
+from handlers import item, plan
 from handlers.outcomes import Decision
+from handlers.plan import written
 from handlers.screens import Screen, Send
 from handlers.store import Record
 
@@ -32,16 +33,22 @@ def test_a_plan_changes_neither_the_record_nor_the_decision() -> None:
     record, decision = a_started_game()
     before = open_table(101, T0, "Ann")
     record_then, decision_then = copy.deepcopy(record), copy.deepcopy(decision)
-    planned = plan.plan(before, record, decision, T0 + 1, update_id=912)
+    planned = plan.of(before, record, decision, T0 + 1, update_id=912)
     assert record == record_then and decision == decision_then
     assert planned.write and planned.changes
     # What the write stores, the plan holds: the sends of the minute, the hands it drew.
-    assert planned.recent == (T0 - 10,), "the times out of the minute go"
-    assert planned.new == (T0 + 1,), "the reply counts in the group's budget"
-    assert planned.drawn == 0b11, "both hands are drawn: a retry draws them again"
-    kept = copy.deepcopy(record)
-    planned.keep(kept)
-    assert (kept.note, kept.drawn, kept.outbox) == (planned.note, 0b11, list(planned.outbox))
+    assert planned.spent == (T0 + 1,), "the reply counts in the group's budget"
+    assert planned.retry_hands == 0b11, "both hands are drawn: a retry draws them again"
+    write = written(record, decision, planned, T0 + 1, 912, "w.1", 86400.0)
+    kept = write.record
+    assert (kept.note, kept.retry_hands, kept.outbox) == (
+        planned.note,
+        0b11,
+        list(planned.packed.outbox),
+    )
+    assert record == record_then, "the record as written is a new value"
+    (change,) = item.commit(write)
+    assert change.set["gs"] == item.times([T0 - 10, T0 + 1]), "the times out of the minute go"
     # The requests: the reply, the table edited in place, a hand for each player.
     kinds = [(type(r).__name__, getattr(r, "chat_id", None)) for r in planned.requests]
     assert kinds[0] == ("Send", GROUP) and ("Edit", GROUP) in kinds
@@ -50,6 +57,6 @@ def test_a_plan_changes_neither_the_record_nor_the_decision() -> None:
 
 def test_an_act_without_a_record_plans_its_requests_and_nothing_to_store() -> None:
     reply = Send(7, Screen("help"))
-    planned = plan.reply(Decision(extra=[reply]), None)
-    assert planned.requests == (reply,) and planned.answer is None
-    assert not planned.write and planned.new == () and planned.parcels == ()
+    planned = plan.without_record(Decision(extra=[reply]), None)
+    assert planned.requests == (reply,) and planned.webhook_reply is None
+    assert not planned.write and planned.spent == () and planned.packed.taken == ()

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+import engine.game
 from engine import (
     CLOCK_CHOICES,
     CLOCK_DEFAULT,
@@ -269,6 +270,29 @@ def test_r20_the_45_second_decision_is_unchanged_whatever_the_clock() -> None:
         assert game.phase is Phase.DECIDE and game.deadline == T0 + DECISION_SECONDS
         over, events = settle(game, T0 + DECISION_SECONDS)
         assert events[0] == ev.LetStand(1, None) and over.winner == 0
+
+
+def test_r20_once_an_act_settled_the_game_neither_its_move_nor_the_views_settle_it_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    game = lobby(4)
+    game, _ = apply(game, Start(1, 3), T0)
+    game, _ = apply(game, Forfeit(game.ids[2]), T0)  # a seat out: settling looks at it
+    settled: list[float] = []
+    real = engine.game.settle
+
+    def counted(g: Game, now: float) -> tuple[Game, list[ev.Event]]:
+        settled.append(now)
+        return real(g, now)
+
+    monkeypatch.setattr(engine.game, "settle", counted)
+    game, _ = engine.game.settle(game, T0 + 1)  # what an act does first
+    assert game.awaited is not None and game.turn is not None
+    one = next(c for c in range(52) if game.hands[game.turn] >> c & 1)
+    game, _ = apply(game, Play(game.awaited, 1 << one, game.turns), T0 + 1)
+    for player in (None, *game.ids):
+        view(game, player, T0 + 1)
+    assert settled == [T0 + 1]
 
 
 def test_r20_a_game_with_no_person_left_stops_at_once() -> None:
