@@ -98,14 +98,15 @@ def known(g: Game, seat: int | None) -> tuple[tuple[Mask, ...], tuple[Mask, ...]
     """For each seat, the cards the whole table saw go to it, and those `seat` alone saw go to
     it (none for None, the group): in that seat's hand still, or on the pile if it has called
     since."""
-    return _known(g.seen, len(g.ids), seat)
+    table, own = _known(g.seen, len(g.ids))
+    return table, (0,) * len(g.ids) if seat is None else own[seat]
 
 
-@lru_cache(maxsize=64)
-def _known(seen: str, n: int, seat: int | None) -> tuple[tuple[Mask, ...], tuple[Mask, ...]]:
-    # Cached: `seen` changes at pick-ups only, so the views made between two of them (every
-    # seat's, at every move) read the same string.
-    table, own = [0] * n, [0] * n
+@lru_cache(maxsize=16)
+def _known(seen: str, n: int) -> tuple[tuple[Mask, ...], tuple[tuple[Mask, ...], ...]]:
+    # Cached, for every seat at once: `seen` changes at pick-ups only, so the views made between
+    # two of them (every seat's, at every move) read the same string.
+    table, own = [0] * n, [[0] * n for _ in range(n)]
     for card, char in enumerate(seen):
         if char == _NOBODY:
             continue
@@ -113,6 +114,6 @@ def _known(seen: str, n: int, seat: int | None) -> tuple[tuple[Mask, ...], tuple
         watcher = watcher_of(code)
         if watcher is None:
             table[holder_of(code)] |= 1 << card
-        elif watcher == seat:
-            own[holder_of(code)] |= 1 << card
-    return tuple(table), tuple(own)
+        else:
+            own[watcher][holder_of(code)] |= 1 << card
+    return tuple(table), tuple(tuple(masks) for masks in own)

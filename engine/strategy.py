@@ -236,10 +236,12 @@ def _risk(
     rank than the call leaves, with the `shown` ones the table saw go to the caller), or whom
     the odds as it sees them make doubt it."""
     me = v.seat(v.viewer) if v.viewer is not None else None
-    mine = (me.cards if me else 0) - k  # what the caller will hold after the call
-    heads_up = _players(v) == 2
+    hand = me.cards if me else 0  # the caller's hand before the call
+    # Heads-up with memory, nearly all a shooter cannot see is the caller's hand and call.
+    close = hand + count(v.put) if _players(v) == 2 and style.memory is Memory.OWN else None
     safe = 1.0
     for shooter, held in shooters:
+        pool = DECK_SIZE - shooter.cards - count(shooter.shown) if close is None else close
         caught = 0.0
         for j, p in enumerate(held):
             if not p:
@@ -248,14 +250,8 @@ def _risk(
                 caught += p  # it can prove the lie
                 continue
             # The shooter's own odds: the rest of the rank among the cards it cannot see, the
-            # caller's hand and call among them (heads-up with memory, nearly all it cannot see).
-            unseen = 4 - j - shown
-            pool = (
-                mine + k + count(v.put)
-                if heads_up and style.memory is Memory.OWN
-                else DECK_SIZE - shooter.cards - count(shooter.shown)
-            )
-            odds = _odds(_shifted(_spread(pool, unseen, mine + k), shown), k, style.truthful)
+            # caller's hand and call among them.
+            odds = _their_odds(pool, 4 - j - shown, hand, shown, k=k, truthful=style.truthful)
             doubts = _doubts(odds, v.pile + k, shooter.bullets, 1.0, style.caution)
             if (final and odds > 0) or doubts:
                 caught += p
@@ -263,11 +259,15 @@ def _risk(
     return 1 - safe
 
 
-def _shifted(spread: tuple[float, ...], sure: int) -> list[float]:
+@lru_cache(maxsize=8192)
+def _their_odds(pool: int, unseen: int, hand: int, shown: int, *, k: int, truthful: float) -> float:
+    """How likely a shooter finds a call of `k` a lie, with `unseen` cards of the rank among
+    the `pool` it cannot see, the caller's `hand` among them, `shown` of the rank seen going to
+    the caller. Cached: the levels ask it for every shooter and size of a lie, at every turn."""
     held = [0.0] * 5
-    for j, p in enumerate(spread):
-        held[min(4, sure + j)] += p
-    return held
+    for j, p in enumerate(_spread(pool, unseen, hand)):
+        held[min(4, shown + j)] += p
+    return _odds(held, k, truthful)
 
 
 def _need(v: View) -> dict[int, int]:
