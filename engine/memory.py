@@ -49,8 +49,10 @@ def watcher_of(code: int) -> int | None:
     return None if code < _BY_SEAT else (code - _BY_SEAT) // MAX_PLAYERS
 
 
+@lru_cache(maxsize=16)
 def readable(seen: str, seats: int) -> bool:
-    """Whether `seen` is a `Game.seen` of a table of `seats`: the codes of seats at it."""
+    """Whether `seen` is a `Game.seen` of a table of `seats`: the codes of seats at it. Cached:
+    every read of a game asks, and `seen` changes at pick-ups only."""
     for char in set(seen):
         code = value(char) if (char.isascii() and char.isalnum()) or char >= "\u0100" else _CODES
         if code >= _CODES:
