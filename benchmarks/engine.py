@@ -3,11 +3,12 @@
     .venv/bin/python benchmarks/engine.py [--games 10000] [--seed 1] [--item-games 20]
 
 Plays whole games between computer players (2-8 seats, seeded) and prints games per second,
-the median and p99 time to apply one move, the encoded size of 8-player games, the size of the
-whole stored item of 8-player games (on moto, as handlers/store.py writes it: the record's
-document, its keys and the message ids beside it, in an English and an Arabic group), and one
-move plus one encode/decode round trip next to python-telegram-bot's `Update.de_json` of a
-button press, measured in the same run (goal: under 10 % of it).
+the median and p99 time to apply one move and to make one player's view, the encoded size of
+8-player games, the size of the whole stored item of 8-player games (on moto, as
+handlers/store.py writes it: the record's document, its keys and the message ids beside it, in
+an English and an Arabic group), and one move plus one encode/decode round trip next to
+python-telegram-bot's `Update.de_json` of a button press, measured in the same run (goal: under
+10 % of it).
 """
 
 from __future__ import annotations
@@ -150,6 +151,17 @@ def main() -> None:
     median_us = timings[len(timings) // 2] / 1000
     p99_us = timings[int(len(timings) * 0.99)] / 1000
     print(f"apply one move: median {median_us:.2f} us, p99 {p99_us:.2f} us")
+    views = []
+    for game, _, now in samples:
+        for player in game.ids:
+            t0 = time.perf_counter_ns()
+            view(game, player, now)
+            views.append(time.perf_counter_ns() - t0)
+    views.sort()
+    print(
+        f"one player's view: median {views[len(views) // 2] / 1000:.2f} us, "
+        f"p99 {views[int(len(views) * 0.99)] / 1000:.2f} us"
+    )
 
     sizes = eight_player_sizes(args.seed, 50)
     print(

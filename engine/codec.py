@@ -4,14 +4,15 @@ A flat list, the version first, then the values of `Game`'s fields in their decl
 (`engine.state.FIELDS`): no key is stored, cards are 52-bit masks, so an 8-player game stays
 around half a kilobyte (one DynamoDB write unit is 1 KB), and decoding is one pass, cheap
 enough to run on every game action. When the fields change, bump `VERSION` and keep a reader
-for the old form, as for versions 1 to 3 below.
+for the old form, as for versions 1 to 4 below.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from engine.cards import FULL_DECK, RANK_COUNT
+from engine import memory
+from engine.cards import DECK_SIZE, FULL_DECK, RANK_COUNT
 from engine.state import (
     CLOCK_CHOICES,
     FIELDS,
@@ -24,12 +25,13 @@ from engine.state import (
 )
 from engine.tally import COUNTERS
 
-VERSION = 4
+VERSION = 5
 
 # Version 1 had version 2's fields in the same order, with -1 for "no seat" where version 2 has
 # None (null). Version 3 added R20's clock, the turn count, the vote and the reveal's counters
-# after them; version 4 when a player last acted (R18), after those. Spelled out here because
-# they must not follow `FIELDS` when that changes.
+# after them; version 4 when a player last acted (R18), after those; version 5 what the table saw
+# (`engine.memory`), after that. Spelled out here because they must not follow `FIELDS` when that
+# changes.
 V1_FIELDS = V2_FIELDS = (
     "opener", "updated", "phase", "ids", "names", "hands", "bullets", "out", "pile", "aside",
     "rank", "turn", "plays", "last", "shouted", "deadline", "winner",
@@ -37,6 +39,7 @@ V1_FIELDS = V2_FIELDS = (
 V3_FIELDS = (
     *V2_FIELDS, "turns", "clock", "ran_out", "votes", "tally", "boldest",
 )  # fmt: skip
+V4_FIELDS = (*V3_FIELDS, "acted")
 _V1_SEATS = ("turn", "shouted", "winner")
 
 _INT = frozenset({int})  # exact types: bool is an int subclass and has no place here
@@ -51,8 +54,9 @@ _UPDATED, _PHASE, _IDS, _NAMES, _HANDS, _BULLETS, _OUT, _LAST, _DEADLINE = (
     _AT[name]
     for name in ("updated", "phase", "ids", "names", "hands", "bullets", "out", "last", "deadline")
 )
-_TURNS, _CLOCK, _RAN_OUT, _VOTES, _TALLY_AT, _BOLDEST_AT, _ACTED = (
-    _AT[name] for name in ("turns", "clock", "ran_out", "votes", "tally", "boldest", "acted")
+_TURNS, _CLOCK, _RAN_OUT, _VOTES, _TALLY_AT, _BOLDEST_AT, _ACTED, _PUT, _SEEN = (
+    _AT[name]
+    for name in ("turns", "clock", "ran_out", "votes", "tally", "boldest", "acted", "put", "seen")
 )
 
 
@@ -72,6 +76,7 @@ def encode(game: Game) -> list[Any]:
     value[_HANDS] = game.hands.copy()
     value[_BULLETS] = game.bullets.copy()
     value[_OUT] = game.out.copy()
+    value[_PUT] = game.put.copy()
     if game.last is not None:
         value[_LAST] = list(game.last)
     value.insert(0, VERSION)
@@ -100,17 +105,19 @@ def _decode(value: Any) -> Game:
         value = _from_v2(value)
     if value[0] == 3:
         value = _from_v3(value)
+    if value[0] == 4:
+        value = _from_v4(value)
     elif value[0] != VERSION:
         raise CodecError("unknown codec version")
     stored = value[1:]  # converted in place: the caller's value is left as it was
     if len(stored) != len(FIELDS):
         raise CodecError("malformed game")
     phase, ids, names, hands = stored[_PHASE], stored[_IDS], stored[_NAMES], stored[_HANDS]
-    bullets, out = stored[_BULLETS], stored[_OUT]
+    bullets, out, put = stored[_BULLETS], stored[_OUT], stored[_PUT]
     turns, ran_out, votes = stored[_TURNS], stored[_RAN_OUT], stored[_VOTES]
-    tally, boldest = stored[_TALLY_AT], stored[_BOLDEST_AT]
+    tally, boldest, seen = stored[_TALLY_AT], stored[_BOLDEST_AT], stored[_SEEN]
     if not (
-        set(map(type, [*ids, *hands, *bullets, *out, turns, ran_out, votes, boldest])) <= _INT
+        set(map(type, [*ids, *hands, *bullets, *out, *put, turns, ran_out, votes, boldest])) <= _INT
         and set(map(type, names)) <= _STR
         and {type(stored[_UPDATED]), type(stored[_ACTED])} <= _NUMBER
         and type(phase) is int
@@ -132,12 +139,17 @@ def _decode(value: Any) -> Game:
         raise CodecError("malformed counters")
     if hands and (len(bullets) != seats or min(hands) < 0 or max(hands) > FULL_DECK):
         raise CodecError("not a dealt table")
+    if len(put) not in (0, len(hands)) or (put and (min(put) < 0 or max(put) > FULL_DECK)):
+        raise CodecError("not a dealt table")
+    if type(seen) is not str or len(seen) not in (0, DECK_SIZE) or not memory.readable(seen, seats):
+        raise CodecError("malformed memory")
     stored[_PHASE] = _PHASES[phase]
     stored[_IDS] = tuple(ids)
     stored[_NAMES] = tuple(names)
     stored[_HANDS] = hands.copy()
     stored[_BULLETS] = bullets.copy()
     stored[_OUT] = out.copy()
+    stored[_PUT] = put.copy()
     stored[_UPDATED] = float(stored[_UPDATED])
     stored[_ACTED] = float(stored[_ACTED])
     if stored[_DEADLINE] is not None:
@@ -194,4 +206,16 @@ def _from_v3(value: list[Any]) -> list[Any]:
         raise CodecError("malformed game")
     old = dict(zip(V3_FIELDS, value[1:], strict=True))
     old["acted"] = old["updated"]
+    return [4, *(old[name] for name in V4_FIELDS)]
+
+
+def _from_v4(value: list[Any]) -> list[Any]:
+    """A version 4 list in this version's form: nothing seen yet; the cards each seat put on
+    the pile kept from the next empty pile on (none kept while the pile read holds any: whose
+    they are was not written)."""
+    if len(value) != 1 + len(V4_FIELDS):
+        raise CodecError("malformed game")
+    old = dict(zip(V4_FIELDS, value[1:], strict=True))
+    hands = old["hands"]
+    old.update(put=[0] * len(hands) if hands and not old["pile"] else [], seen="")
     return [VERSION, *(old[name] for name in FIELDS)]

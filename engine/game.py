@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 
 from engine import events as ev
-from engine import tally
+from engine import memory, tally
 from engine.cards import DECK_SIZE, RANK_COUNT, RANK_MASKS, Mask, cards_in, count, is_lie, rank_of
 from engine.errors import Code, InvalidMove
 from engine.events import StopReason
@@ -249,12 +249,14 @@ def _start(g: Game, rng: random.Random) -> None:
     g.turn = 0
     g.rank = 0
     g.tally = ""
+    g.put = [0] * players
 
 
 def _play(g: Game, seat: int, cards: Mask, now: float, out: list[ev.Event]) -> None:
     tally.stood(g)  # the previous play was not challenged, and now cannot be (R10)
     g.hands[seat] &= ~cards
     g.pile |= cards
+    memory.played(g, seat, cards)
     g.plays += 1
     g.last = LastPlay(g.plays, seat, cards, g.rank)
     g.shouted = None
@@ -287,6 +289,7 @@ def _challenge(g: Game, accuser: int, out: list[ev.Event]) -> None:
     else:  # R12
         g.hands[loser] |= g.pile
         tally.add(g, tally.PICKED_UP, loser, picked_up)
+    memory.picked_up(g, loser, last.cards)
     g.pile = 0
     g.last = None
     g.shouted = accuser

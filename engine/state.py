@@ -89,6 +89,11 @@ class Game:
     # R18: when a player (person or computer) last made a move, for the idle end. `updated` is
     # when the game last changed, the table's play included: that is nobody acting.
     acted: float = 0.0
+    # What the table saw of the cards (`engine.memory`): the cards each seat put on the current
+    # pile, seat by seat ([] in a game read from before they were kept, until its next pick-up);
+    # and, card by card, whom it was last seen going to and who saw it ("" until a pick-up).
+    put: list[Mask] = field(default_factory=list)
+    seen: str = ""
 
     def copy(self) -> Game:
         """A copy with lists of its own, for `apply` to change in place.
@@ -99,6 +104,7 @@ class Game:
         new.hands = self.hands.copy()
         new.bullets = self.bullets.copy()
         new.out = self.out.copy()
+        new.put = self.put.copy()
         return new
 
     # --- questions every caller may ask ---------------------------------------------------

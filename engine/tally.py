@@ -19,20 +19,22 @@ _WIDE = 0x100 - len(DIGITS)
 TALLY_MAX = 0xD7FF - _WIDE
 
 
-def _digit(value: int) -> str:
-    return DIGITS[value] if value < len(DIGITS) else chr(min(value, TALLY_MAX) + _WIDE)
+def digit(number: int) -> str:
+    """A number as one character: one of `DIGITS`, or from U+0100 on (also `engine.memory`'s)."""
+    return DIGITS[number] if number < len(DIGITS) else chr(min(number, TALLY_MAX) + _WIDE)
 
 
-def _value(char: str) -> int:
-    value = _VALUES.get(char)
-    return ord(char) - _WIDE if value is None else value
+def value(char: str) -> int:
+    """The number `digit` wrote as `char`."""
+    number = _VALUES.get(char)
+    return ord(char) - _WIDE if number is None else number
 
 
 def counter(game: Game, which: int, seat: int) -> int:
     """The reveal's counter `which` (`PLAYS`, `LIES`, ...) of `seat`; 0 when not kept."""
     tally = game.tally or ""
     i = which * len(game.ids) + seat
-    return _value(tally[i]) if i < len(tally) else 0
+    return value(tally[i]) if i < len(tally) else 0
 
 
 def counters(game: Game, which: int) -> list[int]:
@@ -64,7 +66,7 @@ def add(g: Game, which: int, seat: int, by: int = 1) -> None:
         tally += "0" * (i + 1 - len(tally))
     char = tally[i]
     value = _VALUES.get(char)
-    # `_value` and `_digit` written out: a play counts twice, and every move pays for it.
+    # `value` and `digit` written out: a play counts twice, and every move pays for it.
     value = (ord(char) - _WIDE if value is None else value) + by
     digit = DIGITS[value] if value < len(DIGITS) else chr(min(value, TALLY_MAX) + _WIDE)
     g.tally = tally[:i] + digit + tally[i + 1 :]

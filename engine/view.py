@@ -1,7 +1,9 @@
 """Per-player views: the only way hidden cards leave the engine.
 
 A view shows what its viewer may see: their own hand, everyone's card counts and bullets, the
-pile's size, the most recent call (count and rank, never its cards). The group's view is the
+pile's size, the most recent call (count and rank, never its cards), and what the viewer may
+remember of the cards (`engine.memory`: the cards turned over and who picked them up, the cards
+they put on the pile and who picked those up). The group's view is the
 view of nobody (`player=None`): no hand at all. Once the game is over it also shows what each
 player did (`stats`, `boldest`), which would tell hidden lies before.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from engine import memory
 from engine.cards import Mask, count
 from engine.game import as_judged
 from engine.state import BULLETS, RUNNING, Game, Phase
@@ -28,6 +31,13 @@ class SeatView(NamedTuple):
     out: bool  # forfeited (R19)
     ran_out: bool  # R20: their clock ran out on their latest turn; once more and they are out
     voted: bool  # voted to end the game
+    # What is remembered of this seat (`engine.memory`): the cards the whole table saw go to
+    # it, and those with the ones only the viewer saw go to it (its own cards, through a pile
+    # this seat picked up): in its hand still or, when it has called since, perhaps on the
+    # pile; and how many cards it put on the current pile (the sum of its calls there).
+    shown: Mask
+    known: Mask
+    put: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +89,7 @@ class View(NamedTuple):
     hand: Mask  # the viewer's own hand; 0 for the group
     seats: tuple[SeatView, ...]  # turn order once started (R1)
     pile: int  # a count only (glossary: Pile)
+    put: Mask  # the cards the viewer put on the current pile, which they alone know
     rank: int  # the expected rank (R7)
     plays: int
     last: CallView | None
@@ -124,7 +135,8 @@ def view(game: Game, player: int | None, now: float) -> View:
     # person's vote stops being needed (R18) is not a time anyone has to keep.
     timed = game.phase is Phase.DECIDE or game.clock
     ran_out = bool(game.clock) and game.deadline is not None and now >= game.deadline
-    ids, hands, bullets, out = game.ids, game.hands, game.bullets, game.out
+    ids, hands, bullets, out, put = game.ids, game.hands, game.bullets, game.out, game.put
+    shown, own = memory.known(game, seat)
     seats = tuple(
         [  # a list first: cheaper than a generator for a tuple of known items
             SeatView(
@@ -135,6 +147,9 @@ def view(game: Game, player: int | None, now: float) -> View:
                 s in out,
                 bool(game.ran_out >> s & 1),
                 bool(game.votes >> s & 1),
+                shown[s],
+                shown[s] | own[s],
+                put[s].bit_count() if put else 0,
             )
             for s, (player_at, name) in enumerate(zip(ids, game.names, strict=True))
         ]
@@ -169,6 +184,7 @@ def view(game: Game, player: int | None, now: float) -> View:
         hand=hands[seat] if seat is not None and hands else 0,
         seats=seats,
         pile=count(game.pile),
+        put=put[seat] if seat is not None and put else 0,
         rank=game.rank,
         plays=game.plays,
         last=call,

@@ -282,7 +282,11 @@ class MenteurBot:
                 known = True if anonymous else None
                 act = acts.Kick(user.id, chat, target, argument.strip(), lang, admin=known)
             case "addbot":
-                act = lobby.AddBot(chat, user.id, await admin(), lang)
+                level = lobby.level_choice(argument)
+                if level is None:
+                    act = acts.Refuse("refusal_bad_level", Why.MALFORMED, chat, lang)
+                else:
+                    act = lobby.AddBot(chat, user.id, await admin(), lang, level)
             case "hand":
                 act = acts.Hand(user.id, chat, lang, await ask.username())
             case "table":

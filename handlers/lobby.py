@@ -20,7 +20,7 @@ from engine import (
     can,
     open_table,
 )
-from handlers import names, render
+from handlers import names, render, robots
 from handlers.acts import (
     SEAT,
     PlayerMove,
@@ -43,13 +43,15 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class AddBot:
-    """/addbot: seat the next computer player, "Robot N", with the first free N. In the lobby,
-    by a player at the table, the player who opened it, or a group administrator (`admin`)."""
+    """/addbot, /addbot easy, /addbot hard: seat the next computer player, "Robot N" with the
+    first free N, at that level (`robots`). In the lobby, by a player at the table, the player
+    who opened it, or a group administrator (`admin`)."""
 
     reply_to: int
     by: int
     admin: bool
     lang: str | None = None
+    level: str = robots.DEFAULT
 
     def decide(self, record: Record, now: float) -> Decision:
         game = record.game
@@ -57,9 +59,10 @@ class AddBot:
         if lobby and game is not None and not (self.admin or self.by in (game.opener, *game.ids)):
             text = t(self.lang or record.lang, "addbot_not_allowed")
             return refused(text, Code.NOT_ALLOWED, self.reply_to)
-        taken = set(game.ids) if game else set()
-        n = next(n for n in range(1, 10) if -n not in taken)
-        move = Join(-n, names.clean(t(record.lang, "robot_name", n=n), names.NAME_LENGTH))
+        taken = {robots.number_of(p) for p in game.ids if p < 0} if game else set()
+        n = next(n for n in range(1, 10) if n not in taken)
+        name = names.clean(t(record.lang, "robot_name", n=n), names.NAME_LENGTH)
+        move = Join(robots.robot(n, self.level), name)
         return PlayerMove(move, lang=self.lang, reply_to=self.reply_to).decide(record, now)
 
 
@@ -417,6 +420,18 @@ def clock_choice(argument: str) -> int | None:
         return 0
     seconds = int(word) if word.isdecimal() and len(word) <= 3 else None
     return seconds if seconds in CLOCK_CHOICES else None
+
+
+def level_choice(argument: str) -> str | None:
+    """The level `/addbot hard` asks for (`robots.LEVELS`, in English or as a supported
+    language says it), normal when none is named; None when the argument names none."""
+    word = argument.strip().casefold()
+    if not word:
+        return robots.DEFAULT
+    for level in robots.LEVELS:
+        if word == level or word in {t(code, f"level_{level}").casefold() for code in SUPPORTED}:
+            return level
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,8 +33,10 @@ GRACE = 30.0
 # no two writes ever give the same stamp, and no mark left by one can name another's parcel.
 PER_WRITE = 32
 # The most parcels an outbox holds: beyond them the oldest challenges are dropped (the table's
-# note tells the latest; a game's end is never dropped). A minute's room, and the item small.
-MOST_HELD = 12
+# note tells the latest; a game's end is never dropped). What the item holds beside a game of 8
+# and a spent minute's budget, within one write unit: computer players that challenge every
+# other move fill the outbox as fast as the minute empties it.
+MOST_HELD = 2
 
 # The events a moment's message is drawn from, and the ones before it that its message names.
 _MOMENTS = (ev.Challenged, ev.FinalPlay, ev.DecisionPassed, ev.Won, ev.Stopped)
@@ -164,28 +166,77 @@ def ours_to_send(
     return (update_id is not None and parcel.update == update_id) or now - parcel.at >= GRACE
 
 
-# --- the stored form: [stamp, update, at, [[kind, *values], ...]] ---------------------------
+# --- the stored form ------------------------------------------------------------------------
+# [stamp, update, at, [[kind, *values], ...]] a parcel. Held for a minute the group has no room
+# in, a dozen of them fill most of the item: so a player is stored as their seat (an index into
+# the game's ids; an id no seat has, such as an administrator's, as a string), and after the
+# first parcel the stamp and the time as differences from the parcel before.
+
+_WHO = frozenset({"accuser", "player", "loser", "next_player", "decider", "winner", "by"})
 
 
-def encode(parcel: Parcel) -> list[Any]:
-    return [parcel.stamp, parcel.update, parcel.at, [_encode_event(e) for e in parcel.events]]
+def encode(parcels: Sequence[Parcel], seats: Sequence[int]) -> list[Any]:
+    """The outbox as the document stores it, for a game seating `seats`."""
+    index = {p: i for i, p in enumerate(seats)}
+    stored: list[Any] = []
+    stamp = at = 0
+    for parcel in parcels:
+        events = [_encode_event(e, index) for e in parcel.events]
+        stored.append([parcel.stamp - stamp, parcel.update, parcel.at - at, events])
+        stamp, at = parcel.stamp, parcel.at
+    return stored
 
 
-def decode(value: list[Any]) -> Parcel:
+def decode(stored: Sequence[list[Any]], seats: Sequence[int]) -> list[Parcel]:
+    parcels: list[Parcel] = []
+    stamp = at = 0
+    for dstamp, update, dat, events in stored:
+        stamp, at = stamp + dstamp, at + dat
+        parcels.append(Parcel(stamp, update, at, tuple(_decode_event(e, seats) for e in events)))
+    return parcels
+
+
+def decode_ids(value: list[Any]) -> Parcel:
+    """A parcel as items written before seats were stored hold it (ids, absolute numbers)."""
     stamp, update, at, events = value
-    return Parcel(stamp, update, at, tuple(_decode_event(e) for e in events))
+    return Parcel(stamp, update, at, tuple(_decode_event(e, None) for e in events))
 
 
-def _encode_event(event: ev.Event) -> list[Any]:
-    values = [getattr(event, f.name) for f in fields(event)]
-    values = [list(v) if isinstance(v, tuple) else v for v in values]
+def _who(value: int | None, index: Mapping[int, int]) -> int | str | None:
+    return value if value is None else index.get(value, str(value))
+
+
+def _encode_event(event: ev.Event, index: Mapping[int, int]) -> list[Any]:
+    values: list[Any] = []
+    for f in fields(event):
+        value = getattr(event, f.name)
+        if f.name in _WHO:
+            values.append(_who(value, index))
+        elif f.name == "ranking":
+            values.append([_who(p, index) for p in value])
+        else:
+            values.append(value)
     return [_KINDS.index(type(event)), *values]
 
 
-def _decode_event(value: list[Any]) -> ev.Event:
+def _decode_event(value: list[Any], seats: Sequence[int] | None) -> ev.Event:
     kind: Any = _KINDS[value[0]]
-    values = [tuple(v) if isinstance(v, list) else v for v in value[1:]]
+    values: list[Any] = []
+    for f, stored in zip(fields(kind), value[1:], strict=True):
+        if f.name in _WHO:
+            values.append(_seated(stored, seats))
+        elif f.name == "ranking":
+            values.append(tuple(_seated(p, seats) for p in stored))
+        else:
+            values.append(stored)
     if kind is ev.Stopped:
         values[1] = ev.StopReason(str(values[1]))
     event: ev.Event = kind(*values)
     return event
+
+
+def _seated(value: int | str | None, seats: Sequence[int] | None) -> int | None:
+    """A player as stored: a seat, or an id (a string; with no seats, as ids were stored)."""
+    if value is None or seats is None:
+        return None if value is None else int(value)
+    return int(value) if isinstance(value, str) else seats[value]

@@ -27,7 +27,7 @@ from engine import (
     count,
     view,
 )
-from handlers import names
+from handlers import names, robots
 from handlers.callbacks import NO_RANK, Kind, Place, Press, encode, toggles
 from handlers.screens import Button, Keyboard, Screen, time_of_day, timed
 from handlers.text import block, isolate, t, tn
@@ -140,7 +140,10 @@ def _lobby(
     if v.seats:
         lines.append(tn(lang, "lobby_players", len(v.seats)))
         lines += [
-            t(lang, "lobby_seat", pos=i, name=shown[s.player]) for i, s in enumerate(v.seats, 1)
+            t(lang, "lobby_seat", pos=i, name=shown[s.player])
+            if s.player > 0
+            else t(lang, "lobby_robot", pos=i, name=shown[s.player], level=_level(s.player, lang))
+            for i, s in enumerate(v.seats, 1)
         ]
     else:
         lines.append(t(lang, "lobby_empty"))
@@ -165,6 +168,11 @@ def _lobby(
     ]
     rows = [tuple(buttons), *(tuple(removals[i : i + 2]) for i in range(0, len(removals), 2))]
     return Screen(block(lang, lines), tuple(rows))
+
+
+def _level(player: int, lang: str) -> str:
+    """A computer player's level, in words (`robots`)."""
+    return t(lang, f"level_{robots.level_of(player)}")
 
 
 def clock_line(seconds: int, lang: str) -> str:

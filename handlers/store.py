@@ -124,7 +124,7 @@ class Record:
         if self.opened:
             doc["op"] = [[p, *(round(at) for at in ats)] for p, ats in self.opened.items()]
         if self.outbox:
-            doc["ob"] = [outbox.encode(p) for p in self.outbox]
+            doc["ox"] = outbox.encode(self.outbox, self.game.ids if self.game else ())
         if self.retry_hands is not None:
             doc["dh"] = self.retry_hands
         return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
@@ -147,7 +147,10 @@ class Record:
         self.looking = {p: float(at) for p, at in doc.get("lk", [])}
         self.pinged = {p: float(at) for p, at in doc.get("pg", [])}
         self.opened = {p: [float(at) for at in ats] for p, *ats in doc.get("op", [])}
-        self.outbox = [outbox.decode(p) for p in doc.get("ob", ())]
+        if "ox" in doc:
+            self.outbox = outbox.decode(doc["ox"], seats)
+        else:  # written before the outbox stored seats
+            self.outbox = [outbox.decode_ids(p) for p in doc.get("ob", ())]
         self.retry_hands = doc.get("dh")
 
     def not_back(self) -> tuple[str, ...]:

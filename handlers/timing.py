@@ -14,7 +14,8 @@ import math
 import random
 from typing import Protocol
 
-from engine import Game, Move, Phase, strategy, view
+from engine import Game, Move, Phase, Shout, view
+from handlers import robots
 from handlers.store import Record
 
 
@@ -39,17 +40,21 @@ def computer_rng(record: Record, game: Game) -> random.Random:
 
 
 def computer_move(record: Record, game: Game, now: float) -> Move | None:
-    """The first computer player, in turn order from the one awaited, that wants to act."""
+    """What the computer players do now, each at its level from its own view: a Liar! by the
+    first of them, in turn order from the one awaited, that wants to shout (R10: any of them
+    may, the next player too), or else the awaited one's play or decision."""
     rng = computer_rng(record, game)
     seats = len(game.ids)
     start = game.turn or 0
+    turn = None
     for seat in sorted(range(seats), key=lambda s: (s - start) % seats):
         player = game.ids[seat]
         if player < 0 and game.in_game(seat):
-            move = strategy.choose(view(game, player, now), rng)
-            if move is not None:
+            move = robots.choose(player, view(game, player, now), rng)
+            if isinstance(move, Shout):
                 return move
-    return None
+            turn = turn or move
+    return turn
 
 
 def next_look(record: Record, idle_expiry: float) -> float | None:

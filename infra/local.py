@@ -1,7 +1,8 @@
 """Run Menteur on this machine through the same code as Lambda.
 
     python3 infra/dev.py play [--players N] [--lang en|ar|fr] [--clock S|off] [--name NAME] [--new]
-                              [--offline] [--take-webhook] [--data DIR]
+                              [--level easy|normal|hard] [--offline] [--take-webhook]
+                              [--data DIR]
 
 Both modes start dynalite (a DynamoDB-compatible server process, from npm) keeping its data
 under `.local/dynalite`, create the games table from `template.yaml`, and drive the Lambda
@@ -92,6 +93,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=None,
         metavar="SECONDS|off",
         help="offline: a new game's turn clock (30, 60, 90, 180 or off; default the group's, 90)",
+    )
+    parser.add_argument(
+        "--level",
+        choices=("easy", "normal", "hard"),
+        default=None,
+        help="offline: the computer players' level (default normal)",
     )
     parser.add_argument("--name", default=None, help="offline: your name at the table")
     parser.add_argument(

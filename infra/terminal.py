@@ -171,6 +171,7 @@ class OfflineTable:
         seed: int | None = None,
         new: bool = False,
         turn_clock: str | None = None,
+        level: str | None = None,
     ) -> None:
         if players is not None and not 2 <= players <= 8:
             raise ValueError("2 to 8 players, you included")
@@ -183,6 +184,7 @@ class OfflineTable:
         self.players = players or DEFAULT_PLAYERS
         self.lang = lang or "en"  # the table's: its game's, once started
         self.turn_clock = turn_clock  # /newgame's argument ("off", "60"); None: the chat's
+        self.level = level  # /addbot's argument ("easy", "hard"); None: normal
         self.name = name or _login_name()
         self.data_dir = data_dir
         self.clock = clock
@@ -538,7 +540,7 @@ class OfflineTable:
             self.type("/newgame" + (f" {self.turn_clock}" if self.turn_clock else ""))
             self._press_kind(Kind.JOIN)
             for _ in range(self.players - 1):
-                self.type("/addbot")
+                self.type("/addbot" + (f" {self.level}" if self.level else ""))
             self._press_kind(Kind.START)
         finally:
             self._dealing = False
@@ -1206,6 +1208,7 @@ def play(args: argparse.Namespace, interrupts: Interrupts) -> None:
         seed=args.seed,
         new=args.new,
         turn_clock=args.clock,
+        level=args.level,
     )
     # Before the table is read its language is not known: names only.
     print(f"Menteur · dynalite ({runner.shown(args.data)}) · Bot API · bot …", flush=True)

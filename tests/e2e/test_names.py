@@ -174,7 +174,13 @@ def test_players_with_the_same_name_are_told_apart_on_every_screen() -> None:
         table.say(players[0], "/addbot")
         table.join(players[3])
         lobby = visible(table.tg.message(GROUP, table.record().table_msg or 0).text or "")  # type: ignore[union-attr]
-        seats = ["1. Sam", "2. sam\u00a0²", "3. Robot 1", f"4. {ROBOT} Robot 1", "5. Sam\u00a0³"]
+        seats = [
+            "1. Sam",
+            "2. sam\u00a0²",
+            "3. Robot 1",
+            f"4. {ROBOT} Robot 1 · normal",
+            "5. Sam\u00a0³",
+        ]
         assert all(seat in lobby.split("\n") for seat in seats), lobby
         press_table(table, players[0], Kind.START)
         running = visible(table.tg.message(GROUP, table.record().table_msg or 0).text or "")  # type: ignore[union-attr]

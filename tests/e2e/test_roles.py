@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from engine import Phase
-from handlers import callbacks, item, render
+from handlers import callbacks, item, render, robots
 from handlers.app import ANONYMOUS_ADMIN
 from handlers.callbacks import Kind, Press
-from handlers.text import SUPPORTED, t
+from handlers.text import FSI, PDI, SUPPORTED, t
 from infra.fake_telegram import GROUP_ANONYMOUS_BOT, message_update
 from infra.harness import GROUP, Person
 from infra.harness.bot import Table, running_bot
@@ -108,6 +108,34 @@ def test_the_opener_a_seated_player_or_an_admin_may_add_a_computer_player() -> N
             table.say(ann, command)
         assert len(table.tg.calls("getChatMember")) == asked, "asked only when it matters"
         assert table.game().ids == (bob.id, -1, -2, -3, -4)
+
+
+def test_a_computer_player_is_seated_at_the_level_asked_and_the_lobby_shows_it() -> None:
+    with lobby() as scene:
+        table = scene.table
+        ann, bob, *_ = scene.players
+        table.say(ann, "/addbot hard")
+        table.say(ann, "/addbot")
+        table.say(ann, "/addbot Facile")  # as French says it
+        game = table.game()
+        assert game.ids == (bob.id, -21, -2, -13)
+        assert [robots.level_of(p) for p in game.ids[1:]] == ["hard", "normal", "easy"]
+        shown = table.tg.message(GROUP, table_message(scene))
+        assert shown is not None
+        text = (shown.text or "").replace(FSI, "").replace(PDI, "")
+        for line in ("Robot 1 · hard", "Robot 2 · normal", "Robot 3 · easy"):
+            assert line in text, line
+        table.press_button(bob, table.group_message_with(Kind.START), Kind.START)
+        assert sorted(table.game().ids) == [-21, -13, -2, bob.id], "stored as seated"
+
+
+@LANGS
+def test_a_level_there_is_not_is_refused_in_the_senders_language(lang: str) -> None:
+    with lobby("en") as scene:
+        ann = Person(ANN.id, ANN.name, lang)
+        with nothing_changes(scene):
+            scene.table.say(ann, "/addbot expert")
+        assert replies(scene.table)[-1] == t(lang, "refusal_bad_level")
 
 
 @LANGS

@@ -1,15 +1,16 @@
 """Many whole games: through the whole bot (webhook handler, store, fake Telegram), and through
 the engine alone, with the invariants I1-I4 checked after every step.
 
-Through the bot, every player is a person driven by the computer player's policy
-(`engine.strategy` on that player's own view), and every move is a press of a button the bot
-drew: card toggles then Play in the private hand, Liar! and Let it stand on the table (or the
-final play's message). The store is the in-memory `MemoryStore` (same conditional semantics as
-DynamoDB; the games run one update at a time, so no race is at stake here: test_races.py runs
-those on dynalite). Nobody waits for the wall clock: the containers' clock is set by the test.
-The bot reaches the fake Telegram in process (`Stack(sockets=False)`): a game makes a few
-thousand Bot API requests, and over loopback HTTP the sockets, the HTTP client and the server's
-threads cost as much CPU as the bot itself; every other test of the bot goes over real HTTP.
+Through the bot, every player is a person driven by a computer player's policy (the levels of
+`engine.strategy`, one a game in turn, on that player's own view), and every move is a press of
+a button the bot drew: card toggles then Play in the private hand, Liar! and Let it stand on the
+table (or the final play's message). The store is the in-memory `MemoryStore` (same conditional
+semantics as DynamoDB; the games run one update at a time, so no race is at stake here:
+test_races.py runs those on dynalite). Nobody waits for the wall clock: the containers' clock is
+set by the test. The bot reaches the fake Telegram in process (`Stack(sockets=False)`): a game
+makes a few thousand Bot API requests, and over loopback HTTP the sockets, the HTTP client and
+the server's threads cost as much CPU as the bot itself; every other test of the bot goes over
+real HTTP.
 
 The games are dealt out in shares, each a test of its own (`slow`), which pytest-xdist hands to
 whichever worker is free: 20 shares of 10 games through the bot, 40 of 250 games through the engine,
@@ -61,6 +62,7 @@ STACK_GAMES = int(os.environ.get("MENTEUR_STACK_GAMES", "200"))
 ENGINE_GAMES = int(os.environ.get("MENTEUR_ENGINE_GAMES", "10000"))
 STALLING_GAMES = int(os.environ.get("MENTEUR_STALLING_GAMES", "200"))
 STACK_SHARES = 20
+LEVELS = sorted(strategy.LEVELS)
 ENGINE_SHARES = 40
 STALLING_SHARES = 10
 IDLE_DECIDER = 0.25  # how often the decider of a final play lets the 45 seconds run out
@@ -108,6 +110,9 @@ class Table:
         self.wait_out = wait_out_final_plays  # nobody answers a final play: the timer does
         self.players = {p.id: p for p in players}
         self.rng = random.Random(seed)
+        # One level at every seat, by game, in turn within a share (seeds go round the shares):
+        # easy lets some final plays stand, as no other level does.
+        self.level = strategy.LEVELS[LEVELS[seed // STACK_SHARES % len(LEVELS)]]
         self.tally = Tally(games=1)
         self.tally.players[len(players)] += 1
 
@@ -143,7 +148,7 @@ class Table:
     def choose(self, game: Game, now: float, idle: int | None) -> Move | None:
         for player in self.rng.sample(game.ids, len(game.ids)):
             if player != idle and may_move(game, player, now):
-                move = strategy.choose(view(game, player, now), self.rng)
+                move = self.level(view(game, player, now), self.rng)
                 if move is not None:
                     return move
         return None

@@ -802,7 +802,7 @@ def _tampered_data(scene: Scene, ids: _Ids) -> Iterator[tuple[str, dict[str, Any
 # drew (none, for a reply: what its retry draws again), the group sends' times, and the outbox (a
 # moment already told is dropped by the next write; a new one comes with a move, which changes
 # the game).
-BOOKKEEPING = ("u", "dh", "gs", "ob")
+BOOKKEEPING = ("u", "dh", "gs", "ox")
 
 
 def games(scene: Scene) -> dict[str, tuple[Any, ...]]:

@@ -53,7 +53,7 @@ def test_encode_then_decode_gives_back_the_same_game() -> None:
 
 def test_the_stored_form_is_a_flat_list_led_by_its_version() -> None:
     stored = encode(eight_player_game_mid_play())
-    assert isinstance(stored, list) and stored[0] == VERSION == 4
+    assert isinstance(stored, list) and stored[0] == VERSION == 5
 
 
 # A table awaiting Bob's decision on Ann's final play, and the same table once Bob let it stand.
@@ -92,12 +92,27 @@ WON = Game(
 def test_the_stored_order_is_pinned_so_a_change_to_the_fields_is_a_new_version() -> None:
     # Game's fields in their declared order; null where no seat is meant. Then the turns,
     # the clock, the seats whose clock ran out and the votes (bits by seat), the counters and
-    # the boldest bluff; when a player last acted.
+    # the boldest bluff; when a player last acted; the cards each seat put on the pile and
+    # what the table saw.
     assert encode(DECIDING) == [
-        4, 1, 1000000.0, 2, [1, 2], ["Ann", "Bob"], [0, 4503599627304959], [3, 3], [],
+        5, 1, 1000000.0, 2, [1, 2], ["Ann", "Bob"], [0, 4503599627304959], [3, 3], [],
         65536, 0, 1, 1, 1, [1, 0, 65536, 0], None, 1000045.0, None, 0, 0, 0, 0, "", 0,
-        1000000.0,
+        1000000.0, [], "",
     ]  # fmt: skip
+
+
+# Written by version 4, as tables deployed before version 5 hold them.
+V4_DECIDING = [
+    4, 1, 1000000.0, 2, [1, 2], ["Ann", "Bob"], [0, 4503599627304959], [3, 3], [],
+    65536, 0, 1, 1, 1, [1, 0, 65536, 0], None, 1000045.0, None, 0, 0, 0, 0, "", 0,
+    1000000.0,
+]  # fmt: skip
+
+
+def test_a_version_4_game_decodes_remembering_nothing_of_the_cards() -> None:
+    assert decode(V4_DECIDING) == DECIDING
+    assert DECIDING.put == [] and DECIDING.seen == ""
+    assert decode(json.loads(json.dumps(encode(decode(V4_DECIDING))))) == DECIDING
 
 
 # Written by version 3, as tables deployed before version 4 hold them.
@@ -151,7 +166,7 @@ def test_a_version_1_game_is_written_back_in_the_current_form() -> None:
 GOOD = encode(eight_player_game_mid_play())
 
 
-TALLY = 1 + FIELDS.index("tally")
+TALLY, ACTED, PUT, SEEN = (1 + FIELDS.index(name) for name in ("tally", "acted", "put", "seen"))
 
 
 def test_counters_of_any_size_round_trip() -> None:
@@ -181,12 +196,20 @@ def altered(index: int, value: object) -> list[object]:
         None,
         [],
         {},
-        [5, *GOOD[1:]],  # no such version
+        [6, *GOOD[1:]],  # no such version
         [True, *GOOD[1:]],
         [1, *GOOD[1:]][:-1],  # a version 1 list one field short
         [*V1_LOBBY, 0],
         V3_DECIDING[:-1],  # a version 3 list one field short
-        altered(len(GOOD) - 1, "1000000.0"),  # when a player last acted: a number
+        V4_DECIDING[:-1],  # a version 4 list one field short
+        altered(PUT, [1] * 7),  # the cards put on the pile: one mask a seat
+        altered(PUT, [-1] * 8),
+        altered(PUT, [1 << 52] * 8),
+        altered(SEEN, "0" * 51),  # what the table saw: one character a card
+        altered(SEEN, "0" * 51 + "!"),
+        altered(SEEN, "0" * 51 + "\u0200"),  # no such code
+        altered(SEEN, 0),
+        altered(ACTED, "1000000.0"),  # when a player last acted: a number
         GOOD[:-1],
         [*GOOD, 0],
         altered(3, 9),  # no such phase

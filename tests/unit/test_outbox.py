@@ -14,6 +14,7 @@ from handlers.store import Record
 CALLED = ev.Called(101, 2, 5, 7, True)
 FINAL = ev.FinalPlay(101, 102, 1045.5, 7)
 CHALLENGED = ev.Challenged(102, 101, 7, 5, 0b1011, True, 101, 3, False, 102)
+CHALLENGED_REST = [7, 5, 0b1011, True, 1, 3, False, 0]  # after its accuser and player
 STAND = ev.LetStand(101, None)
 WON = ev.Won(101, (101, -1, 102))
 STOPPED = ev.Stopped(None, ev.StopReason.VOTE)
@@ -22,13 +23,39 @@ PASSED = ev.DecisionPassed(103, 1090.0)
 
 def test_every_moment_round_trips_through_the_stored_document() -> None:
     events = (CALLED, FINAL, CHALLENGED, STAND, ev.Forfeited(103, True), WON, STOPPED, PASSED)
-    parcel = Parcel(33, 912, 1000, events)
-    stored = json.loads(json.dumps(outbox.encode(parcel)))
-    assert outbox.decode(stored) == parcel
-    record = Record(-100, outbox=[parcel])
+    parcels = [Parcel(33, 912, 1000, events), Parcel(70, None, 1003, (CHALLENGED,))]
+    # Seated players are stored as seats; an id no seat has (here -1, or all with no game) as
+    # itself.
+    for seats in ((), (102, 101, 103)):
+        stored = json.loads(json.dumps(outbox.encode(parcels, seats)))
+        assert outbox.decode(stored, seats) == parcels
+    assert outbox.encode(parcels, (102, 101, 103))[1] == [
+        37,
+        None,
+        3,
+        [[0, 0, 1, *CHALLENGED_REST]],
+    ]
+    record = Record(-100, game=open_table(101, 1000.0, "Ann"), outbox=parcels)
     again = Record(-100)
     again.read_document(record.document())
-    assert again.outbox == [parcel]
+    assert again.outbox == parcels
+
+
+def test_an_outbox_stored_with_ids_still_reads() -> None:
+    # As items written before the outbox stored seats hold it.
+    stored = [
+        [
+            33,
+            912,
+            1000,
+            [[0, 102, 101, 7, 5, 11, True, 101, 3, False, 102], [3, 101, [101, -1, 102]]],
+        ]
+    ]
+    assert outbox.decode_ids(stored[0]) == Parcel(33, 912, 1000, (CHALLENGED, WON))
+    record = Record(-100)
+    document = json.loads(record.document())
+    record.read_document(json.dumps({**document, "ob": stored}))
+    assert record.outbox == [Parcel(33, 912, 1000, (CHALLENGED, WON))]
 
 
 def test_a_parcel_carries_what_its_message_names_and_nothing_else() -> None:

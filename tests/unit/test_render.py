@@ -536,7 +536,7 @@ def test_every_screen_tells_equal_names_apart_and_marks_computer_players() -> No
     for player, name in ((1, "Sam"), (-1, "Robot 1"), (2, "sam"), (3, "Robot 1")):
         game, _ = apply(game, Join(player, name), T0)
     shown = lines_of(render.table(game, PLACE, "en", T0))
-    assert shown[5:9] == ["1. Sam", "2. 🤖 Robot 1", "3. sam\u00a0²", "4. Robot 1"]
+    assert shown[5:9] == ["1. Sam", "2. 🤖 Robot 1 · normal", "3. sam\u00a0²", "4. Robot 1"]
     game, _ = apply(game, Start(1, 5), T0)
     labels = {1: "Sam", -1: "🤖 Robot 1", 2: "sam\u00a0²", 3: "Robot 1"}
     running = lines_of(render.table(game, PLACE, "en", T0))
