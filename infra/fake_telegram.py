@@ -1057,7 +1057,7 @@ class FakeTelegram:
         return status, payload, content_type_out, fault.delay if fault else 0.0
 
     def _answer(self, method: str, params: dict[str, Any], at: float) -> tuple[int, bytes]:
-        handler = self._handlers().get(method.lower())
+        handler = self._handlers.get(method.lower())
         try:
             if handler is None:
                 raise _ApiError(404, "Not Found")
@@ -1069,6 +1069,7 @@ class FakeTelegram:
             return 429, too_many_requests(exc.retry_after).body
         return 200, json.dumps({"ok": True, "result": result}).encode()
 
+    @functools.cached_property  # made once: the fake answers thousands of calls a game
     def _handlers(self) -> dict[str, Callable[[dict[str, Any], float], Any]]:
         return {
             "getme": lambda p, at: dict(_GET_ME),
