@@ -144,6 +144,7 @@ def _look(text: str) -> str:
     )
 
 
+@functools.lru_cache(maxsize=1024)  # every screen compares its table's names again
 def _key(label: str) -> str:
     """What two names (cleaned, `clean`) are compared by: what they look like, not how they are
     spelled. Case is folded between two skeletons, so that "SAM" meets "sam" ("sarn": m looks

@@ -7,6 +7,7 @@ which the table is meant to see. A private hand shows its owner's cards and nobo
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -325,6 +326,9 @@ def hand_buttons(press: Press, lang: str) -> Keyboard:
     return _hand_keyboard(press, press.cards, lang)
 
 
+# A move draws the hands it touches as they were and as they are, to edit only those that
+# differ: an idle hand's keyboard is the same on both sides, and from one move to the next.
+@functools.lru_cache(maxsize=256)
 def _hand_keyboard(toggle: Press, selection: int, lang: str) -> Keyboard:
     """`toggle.hand`'s cards as toggles in rank order, rows of `ROW`, with `selection` ticked;
     Play N × RANK, for turn `toggle.number`, when `toggle.rank` is set and 1-4 are selected;

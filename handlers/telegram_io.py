@@ -205,7 +205,9 @@ class _Courier:
                 continue
             if _waits_in_vain(request, self.delivery):
                 continue  # its replacement never arrived: the old message keeps its buttons
-            await self.perform(replace(request, chat_id=chat))
+            await self.perform(
+                request if chat == request.chat_id else replace(request, chat_id=chat)
+            )
 
     async def perform(self, request: Request) -> None:
         """One request, retried at most once, and only when a retry is known to be safe."""

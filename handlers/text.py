@@ -23,7 +23,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from string import Formatter
 from typing import Any
@@ -267,10 +267,14 @@ def _template(catalogue: Catalogue, key: str, n: int | None) -> str:
     return entry.get(category, entry["other"])
 
 
+# The same few thousand texts are asked for on every screen of a container's games (a hand, the
+# table): each is made once. `typed`: 1 and 1.0, True and 1 are told apart, as `str` tells them.
+@lru_cache(maxsize=4096, typed=True)
 def t(lang: str, key: str, **values: object) -> str:
     """The text of `key` in `lang` (English if unsupported), placeholders filled and isolated.
 
-    A plural key is chosen by `n` when it is given among the values (see `tn`).
+    A plural key is chosen by `n` when it is given among the values (see `tn`). The values are
+    names, numbers and texts: hashable.
     """
     catalogue = _catalogue(lang)
     n = values.get("n")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import json
 import math
 import re
@@ -704,6 +705,7 @@ class FakeTelegram:
         self._changed = threading.Condition(self._lock)
         self._stopping = threading.Event()
         self._calls: list[Call] = []
+        self._calls_of: dict[str, list[Call]] = {}  # by method, in lower case: `calls(method)`
         self._rules: dict[int, _Rule] = {}
         self._next_rule = 1
         self._blocks: dict[int | str, int] = {}
@@ -822,12 +824,14 @@ class FakeTelegram:
     def calls(self, method: str | None = None, chat_id: int | str | None = None) -> list[Call]:
         """Recorded calls, oldest first; ``method`` matches case-insensitively."""
         with self._lock:
-            return [c for c in self._calls if _matches(c, method, _chat_key(chat_id))]
+            found = self._calls if method is None else self._calls_of.get(method.lower(), [])
+            return [c for c in found if _matches(c, None, _chat_key(chat_id))]
 
     def clear(self) -> None:
         """Forget the recorded calls (messages, rules and updates stay)."""
         with self._lock:
             self._calls.clear()
+            self._calls_of.clear()
 
     def messages_to(self, chat_id: int) -> list[str]:
         """Texts of the successful sendMessage and editMessageText calls into a chat, in order."""
@@ -1036,7 +1040,9 @@ class FakeTelegram:
                         self._requested_at.append(at)
             # Recorded in the same critical section as the state change, so that whoever
             # wait_for()s a call also sees its effect.
-            self._calls.append(Call(method, params, at, token=token, status=status))
+            call = Call(method, params, at, token=token, status=status)
+            self._calls.append(call)
+            self._calls_of.setdefault(method.lower(), []).append(call)
             self._changed.notify_all()
         if fault is not None and fault.gate is not None:
             try:
@@ -1051,7 +1057,7 @@ class FakeTelegram:
         return status, payload, content_type_out, fault.delay if fault else 0.0
 
     def _answer(self, method: str, params: dict[str, Any], at: float) -> tuple[int, bytes]:
-        handler = self._handlers().get(method.lower())
+        handler = self._handlers.get(method.lower())
         try:
             if handler is None:
                 raise _ApiError(404, "Not Found")
@@ -1063,6 +1069,7 @@ class FakeTelegram:
             return 429, too_many_requests(exc.retry_after).body
         return 200, json.dumps({"ok": True, "result": result}).encode()
 
+    @functools.cached_property  # made once: the fake answers thousands of calls a game
     def _handlers(self) -> dict[str, Callable[[dict[str, Any], float], Any]]:
         return {
             "getme": lambda p, at: dict(_GET_ME),
@@ -1396,13 +1403,18 @@ def _set_entities(stored: StoredMessage, text: str, params: dict[str, Any]) -> N
         return all(end <= e["offset"] or e["offset"] + e["length"] <= start for e in own)
 
     stored.own_entities = own
-    entities = sorted(
-        [*own, *filter(free, find_entities(text))], key=lambda e: (e["offset"], -e["length"])
-    )
+    found = [dict(e) for e in _found_in(text)]
+    entities = sorted([*own, *filter(free, found)], key=lambda e: (e["offset"], -e["length"]))
     if entities:
         stored.extra["entities"] = entities
     else:
         stored.extra.pop("entities", None)
+
+
+@functools.lru_cache(maxsize=1024)  # a bot sends the same texts again and again
+def _found_in(text: str) -> tuple[dict[str, Any], ...]:
+    """`find_entities`, each entity copied by the caller (the message keeps its own)."""
+    return tuple(find_entities(text))
 
 
 def _inline_markup(params: dict[str, Any]) -> dict[str, Any] | None:

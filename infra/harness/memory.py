@@ -23,12 +23,27 @@ class MemoryStore:
         self.items: dict[str, Item] = {}
         self.counts = Counts()
         self._lock = threading.Lock()
+        self._peeked: dict[tuple[int, int | None], tuple[Item | None, Item | None, Record]] = {}
 
     def load(self, chat: int, topic: int | None = None) -> Record:
         with self._lock:
             self.counts.reads += 1
             found = self.items.get(item.key(chat, topic))
             return item.record_of(chat, topic, found, self.items.get(item.key(chat)))
+
+    def peek(self, chat: int, topic: int | None = None) -> Record:
+        """The record as stored, for a test's assertions (not counted as a read): read again
+        only when its item (or the chat's) was written since, as a test looks after every step.
+        The same object until then: for reading, never to change."""
+        with self._lock:
+            found = self.items.get(item.key(chat, topic))
+            budget = self.items.get(item.key(chat))
+            seen = self._peeked.get((chat, topic))
+            if seen is not None and seen[0] is found and seen[1] is budget:
+                return seen[2]
+            record = item.record_of(chat, topic, found, budget)
+            self._peeked[chat, topic] = (found, budget, record)
+            return record
 
     def apply(self, change: Change) -> None:
         update, condition, names, values = change.expression()

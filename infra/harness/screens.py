@@ -14,8 +14,9 @@ from infra.fake_telegram import StoredMessage
 CARD = re.compile(r"(?:10|[A2-9VDR])[♠♥♦♣]")  # a card as the screens name it
 
 # The same buttons are read again and again (a hand is redrawn on every move): each distinct
-# data is decoded, and so checked, once.
+# data is decoded, and so checked, once; each card's name read once.
 _decode = functools.lru_cache(maxsize=1 << 14)(callbacks.decode)
+_card = functools.cache(parse_card)
 
 
 def cards_in_text(text: str) -> set[str]:
@@ -46,7 +47,7 @@ def card_buttons(message: StoredMessage | None) -> dict[int, str]:
     for b in buttons(message):
         data = b.get("callback_data")
         if data and _decode(data).kind is Kind.TOGGLE:
-            found[parse_card(b["text"].removeprefix("✓"))] = str(data)
+            found[_card(b["text"].removeprefix("✓"))] = str(data)
     return found
 
 
@@ -58,7 +59,5 @@ def shown_cards(message: StoredMessage | None) -> set[int]:
 def selected(message: StoredMessage | None) -> set[int]:
     """The cards a hand message shows as selected (ticked)."""
     return {
-        parse_card(b["text"].removeprefix("✓"))
-        for b in buttons(message)
-        if b["text"].startswith("✓")
+        _card(b["text"].removeprefix("✓")) for b in buttons(message) if b["text"].startswith("✓")
     }

@@ -393,7 +393,7 @@ class Stack(Chats):
 
     def record(self, chat: int = GROUP) -> Record:
         if self.shared is not None:
-            return self.shared.load(chat)
+            return self.shared.peek(chat)
         return DynamoStore(self.client, TABLE).load(chat)
 
     def people(self, c: Container) -> Driver:

@@ -307,7 +307,9 @@ def play_stalling_games(seeds: list[int]) -> Ending:
     """One game a seed, one after the other, each in a group chat of its own; in the first,
     the only person stops answering at once, among computer players."""
     ending = Ending()
-    with Stack(store="memory", sockets=False) as stack:
+    # No outcome lines: nothing here reads them (test_logs does), and pytest would hold
+    # thousands of them for the report.
+    with Stack(store="memory", sockets=False, log_level="WARNING") as stack:
         clock = Clock()
         queue = DelayQueue(clock, random.Random(0))
         timers = SqsTimers(queue, "https://sqs.example/timers")
