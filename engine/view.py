@@ -17,7 +17,7 @@ from engine import memory
 from engine.cards import Mask
 from engine.game import as_judged
 from engine.state import BULLETS, RUNNING, Game, Phase
-from engine.tally import CAUGHT, LIES, PICKED_UP, PLAYS, RIGHT, boldest_bluff, counters
+from engine.tally import boldest_bluff, counters
 
 
 class SeatView(NamedTuple):
@@ -217,9 +217,7 @@ def view(game: Game, player: int | None, now: float) -> View:
 def _stats(game: Game) -> tuple[SeatStats, ...]:
     if game.phase is not Phase.OVER or game.tally is None or not game.hands:
         return ()
-    plays, lies, caught, right, picked_up = (
-        counters(game, which) for which in (PLAYS, LIES, CAUGHT, RIGHT, PICKED_UP)
-    )
+    plays, lies, caught, right, picked_up = counters(game)
     return tuple(
         SeatStats(
             player,
