@@ -116,6 +116,9 @@ class View(NamedTuple):
         return next((s for s in self.seats if s.player == player), None)
 
 
+_tuple_new = tuple.__new__
+
+
 def view(game: Game, player: int | None, now: float) -> View:
     """What `player` may see of `game` at `now`, and which moves are open to them.
 
@@ -137,23 +140,27 @@ def view(game: Game, player: int | None, now: float) -> View:
     ran_out = bool(game.clock) and game.deadline is not None and now >= game.deadline
     ids, hands, bullets, out, put = game.ids, game.hands, game.bullets, game.out, game.put
     shown, own = memory.known(game, seat)
-    # Read column by column, then zipped seat by seat: fewer steps per seat than indexing each
-    # list (every screen makes a view, and a computer player's every decision).
+    # Read column by column, then zipped seat by seat, each seat's values made a `SeatView`
+    # by `tuple.__new__` itself, not by the named tuple's own `__new__`, a Python function in
+    # between: every screen makes a view, and every decision of a computer player.
     no = (0,) * len(ids)
     names, running_out, votes = game.names, game.ran_out, game.votes
     seats = tuple(
         [  # a list first: cheaper than a generator for a tuple of known items
-            SeatView(
-                player_at,
-                name,
-                held.bit_count(),
-                left,
-                s in out,
-                bool(running_out >> s & 1),
-                bool(votes >> s & 1),
-                table,
-                table | alone,
-                on_pile.bit_count(),
+            _tuple_new(
+                SeatView,
+                (
+                    player_at,
+                    name,
+                    held.bit_count(),
+                    left,
+                    s in out,
+                    bool(running_out >> s & 1),
+                    bool(votes >> s & 1),
+                    table,
+                    table | alone,
+                    on_pile.bit_count(),
+                ),
             )
             for s, (player_at, name, held, left, table, alone, on_pile) in enumerate(
                 zip(ids, names, hands or no, bullets or no, shown, own, put or no, strict=True)
