@@ -101,12 +101,12 @@ def _held(
     sure = (theirs & mask).bit_count()
     unseen = 4 - (accounted & mask).bit_count() - sure
     pool = DECK_SIZE - accounted.bit_count() - theirs.bit_count()
-    return _chances(pool, unseen, theirs.bit_count(), sure, hand, earlier=earlier)
+    return _chances(pool, unseen, theirs.bit_count(), sure, hand, earlier)
 
 
 @lru_cache(maxsize=8192)
-def _chances(
-    pool: int, unseen: int, known: int, sure: int, hand: int, *, earlier: int
+def _chances(  # noqa: PLR0917 - positional: a cache's key is cheaper made without names
+    pool: int, unseen: int, known: int, sure: int, hand: int, earlier: int
 ) -> tuple[float, ...]:
     """`_held`'s sums, from its counts: the `known` cards seen going to the seat, `sure` of them
     of the rank; the rest of its `hand` and `earlier` calls drawn from the `pool` of cards the
@@ -269,7 +269,7 @@ def _risk(
     odds as it sees them make doubt it."""
     safe = 1.0
     for bullets, pool, held in shooters:
-        odds = _their_odds(pool, hand, shown, k=k, truthful=style.truthful)
+        odds = _their_odds(pool, hand, shown, k, style.truthful)
         caught = 0.0
         for j, p in enumerate(held):
             if p and (
@@ -283,7 +283,7 @@ def _risk(
 
 
 @lru_cache(maxsize=8192)
-def _their_odds(pool: int, hand: int, shown: int, *, k: int, truthful: float) -> tuple[float, ...]:
+def _their_odds(pool: int, hand: int, shown: int, k: int, truthful: float) -> tuple[float, ...]:
     """How likely a shooter holding j cards of the rank (j = 0..4) finds a call of `k` a lie:
     the rest of the rank among the `pool` of cards it cannot see, the caller's `hand` among
     them, `shown` of the rank seen going to the caller. Cached: the levels ask it for every
