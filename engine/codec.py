@@ -164,7 +164,10 @@ def _is_tally(text: str) -> bool:
     regular expression, which every cold start would compile."""
     if text.isascii():
         return not text or text.isalnum()
-    return all((c.isascii() and c.isalnum()) or "\u0100" <= c <= "\ud7ff" for c in text)
+    # The characters below U+0100, one byte each in Latin-1 (the wide ones dropped), must be
+    # ASCII letters and digits: what `bytes.isalnum` accepts. Not a loop: every read asks.
+    narrow = text.encode("latin-1", "ignore")
+    return max(text) <= "\ud7ff" and (not narrow or narrow.isalnum())
 
 
 def _from_v1(value: list[Any]) -> list[Any]:

@@ -62,6 +62,12 @@ def readable(seen: str, seats: int) -> bool:
     return True
 
 
+# What each code's character says, (`watcher_of`, `holder_of`): read for every card at every
+# pick-up, and for every seat's view of a new `Game.seen` (`_known`).
+_MEANING = {digit(code): (watcher_of(code), holder_of(code)) for code in range(1, _CODES)}
+_FORGOTTEN = _NOBODY * DECK_SIZE  # nothing seen: stored as ""
+
+
 def played(g: Game, seat: int, cards: Mask) -> None:
     """R6: `seat` put `cards` on the pile; it alone knows which."""
     if g.put:  # a game read from before the memory was kept has none until its next pick-up
@@ -74,25 +80,27 @@ def picked_up(g: Game, loser: int, turned: Mask) -> None:
     put = g.put
     callers = {s for s, cards in enumerate(put) if cards}  # who played on it: the table saw
     hand = g.hands[loser]
-    codes = [value(c) for c in g.seen] if g.seen else [NOBODY] * DECK_SIZE
-    for card, code in enumerate(codes):
-        if code == NOBODY:
+    chars = list(g.seen or _FORGOTTEN)
+    for card, char in enumerate(chars):
+        if char == _NOBODY:
             continue
-        holder = holder_of(code)
+        watcher, holder = _MEANING[char]
         if holder in callers and holder != loser:
             # It may have gone on this pile and to the loser: only the loser can tell.
-            watcher = watcher_of(code)
             in_hand = hand >> card & 1
             if watcher is None or watcher == loser:
-                codes[card] = NOBODY if in_hand else seen_by(loser, holder)
+                chars[card] = _NOBODY if in_hand else digit(seen_by(loser, holder))
             else:
-                codes[card] = NOBODY
+                chars[card] = _NOBODY
     for seat in callers - {loser}:  # their own cards, back in their hand, they know
+        char = digit(seen_by(seat, loser))
         for card in cards_in(put[seat]):
-            codes[card] = seen_by(seat, loser)
+            chars[card] = char
+    char = digit(seen_by_table(loser))
     for card in cards_in(turned):
-        codes[card] = seen_by_table(loser)
-    g.seen = "".join(map(digit, codes)) if any(codes) else ""
+        chars[card] = char
+    seen = "".join(chars)
+    g.seen = "" if seen == _FORGOTTEN else seen
     g.put = [0] * len(g.ids)  # kept from now on, in a game read from before too
 
 
@@ -112,10 +120,9 @@ def _known(seen: str, n: int) -> tuple[tuple[Mask, ...], tuple[tuple[Mask, ...],
     for card, char in enumerate(seen):
         if char == _NOBODY:
             continue
-        code = value(char)
-        watcher = watcher_of(code)
+        watcher, holder = _MEANING[char]
         if watcher is None:
-            table[holder_of(code)] |= 1 << card
+            table[holder] |= 1 << card
         else:
-            own[watcher][holder_of(code)] |= 1 << card
+            own[watcher][holder] |= 1 << card
     return tuple(table), tuple(tuple(masks) for masks in own)

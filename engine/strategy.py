@@ -11,7 +11,7 @@ how carefully they weigh it, not in what they are shown.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import IntEnum
 from functools import lru_cache, partial
 from math import comb
@@ -20,7 +20,7 @@ from typing import NamedTuple
 from engine.cards import DECK_SIZE, RANK_COUNT, RANK_MASKS, Mask, cards_in, count, rank_of
 from engine.moves import LetItStand, Move, Play, Shout
 from engine.state import BULLETS, MAX_PLAY
-from engine.view import SeatView, View
+from engine.view import View
 
 LONG_GAME = 150  # plays: past it, attention wears (`_shouts`)
 PROOF = 1e-9  # a chance this small that a call is true is none: the call is a lie
@@ -78,50 +78,67 @@ def _spread(pool: int, good: int, draws: int) -> tuple[float, ...]:
     )
 
 
-def _held(v: View, seat: SeatView, rank: int, extra: int, memory: Memory) -> list[float]:
-    """The chance that `seat` holds j cards of `rank` (j = 0..4), counting `extra` more cards
-    than it holds now (the ones it just played), from what the viewer remembers: its own hand,
-    and the cards seen going to each seat (which a seat may have put on the pile since: the
-    cards it called there earlier, a count the whole table knows, are taken as any of the ones
-    it held)."""
+def _held(
+    v: View, seen: list[Mask], at: int, rank: int, extra: int, *, memory: Memory
+) -> tuple[float, ...]:
+    """The chance that the seat `at` holds j cards of `rank` (j = 0..4), counting `extra` more
+    cards than it holds now (the ones it just played), from what the viewer remembers: its own
+    hand, and the cards seen going to each seat (`seen`, from `_remembered`), which a seat may
+    have put on the pile since: the cards it called there earlier, a count the whole table
+    knows, are taken as any of the ones it held."""
+    seat = v.seats[at]
     mask = RANK_MASKS[rank]
     accounted = v.hand | (v.put if memory is Memory.OWN else 0)
     theirs = 0
     earlier = 0
     if memory:
-        for s in v.seats:
-            if s.player != seat.player:
-                accounted |= _seen(s, memory)
-        theirs = _seen(seat, memory) & ~accounted
+        for other, cards in enumerate(seen):
+            if other != at:
+                accounted |= cards
+        theirs = seen[at] & ~accounted
         earlier = max(0, seat.put - extra)
     hand = seat.cards + extra
+    sure = (theirs & mask).bit_count()
+    unseen = 4 - (accounted & mask).bit_count() - sure
+    pool = DECK_SIZE - accounted.bit_count() - theirs.bit_count()
+    return _chances(pool, unseen, theirs.bit_count(), sure, hand, earlier)
+
+
+@lru_cache(maxsize=8192)
+def _chances(  # noqa: PLR0917 - positional: a cache's key is cheaper made without names
+    pool: int, unseen: int, known: int, sure: int, hand: int, earlier: int
+) -> tuple[float, ...]:
+    """`_held`'s sums, from its counts: the `known` cards seen going to the seat, `sure` of them
+    of the rank; the rest of its `hand` and `earlier` calls drawn from the `pool` of cards the
+    viewer cannot place, `unseen` of them of the rank. Cached: a few small numbers, asked for
+    every seat at every turn."""
     total = hand + earlier  # its hand and its earlier calls on this pile
-    sure = count(theirs & mask)
-    unseen = 4 - count(accounted & mask) - sure
-    pool = DECK_SIZE - count(accounted) - count(theirs)
     together = [0.0] * 5
-    for j, p in enumerate(_spread(pool, unseen, total - count(theirs))):
+    for j, p in enumerate(_spread(pool, unseen, total - known)):
         together[min(4, sure + j)] += p
     if not earlier:
-        return together
+        return tuple(together)
     held = [0.0] * 5
     for t, p in enumerate(together):
         if p:
             for j, q in enumerate(_spread(total, t, hand)):
                 held[j] += p * q
-    return held
+    return tuple(held)
 
 
 # Lies by size as the levels expect them from others: mostly one or two cards.
 LIE_SIZES = (0.65, 0.2, 0.1, 0.05)
 
 
-def _seen(seat: SeatView, memory: Memory) -> Mask:
-    """The cards a level remembers seeing go to `seat`."""
-    return seat.known if memory is Memory.OWN else seat.shown if memory else 0
+def _remembered(v: View, memory: Memory) -> list[Mask]:
+    """The cards a level remembers seeing go to each seat, in seat order: read once a decision,
+    for every seat's `_held`."""
+    if memory is Memory.OWN:
+        return [s.known for s in v.seats]
+    return [s.shown for s in v.seats] if memory else [0] * len(v.seats)
 
 
-def _odds(held: list[float], k: int, truthful: float) -> float:
+def _odds(held: Sequence[float], k: int, truthful: float) -> float:
     """How likely a call of `k` is a lie, from the chances `held` that its caller held j cards
     of the rank, for a caller who tells the truth when it can, mostly (`truthful`)."""
     possible = sum(held[k:])
@@ -136,13 +153,18 @@ def lie_odds(v: View, style: Style) -> float:
     """How likely the most recent call is a lie: 1 when what the viewer remembers proves it,
     else the odds of what it counts (`Style.odds`)."""
     last = v.last
-    caller = None if last is None else v.seat(last.player)
-    if last is None or caller is None:
+    at = None if last is None else _seat_index(v, last.player)
+    if last is None or at is None:
         return 0.0
-    held = _held(v, caller, last.rank, last.count, style.memory)
-    if style.odds is not style.memory and sum(held[last.count :]) > PROOF:
-        held = _held(v, caller, last.rank, last.count, style.odds)
+    memory = style.memory
+    held = _held(v, _remembered(v, memory), at, last.rank, last.count, memory=memory)
+    if style.odds is not memory and sum(held[last.count :]) > PROOF:
+        held = _held(v, _remembered(v, style.odds), at, last.rank, last.count, memory=style.odds)
     return _odds(held, last.count, style.truthful)
+
+
+def _seat_index(v: View, player: int) -> int | None:
+    return next((i for i, s in enumerate(v.seats) if s.player == player), None)
 
 
 # --- Liar! -------------------------------------------------------------------------------
@@ -207,67 +229,72 @@ def _play(style: Style, v: View, rng: random.Random) -> Mask:
     shown = count(me.shown & RANK_MASKS[rank]) if me is not None and style.memory else 0
     need = _need(v)
     spare = sorted(cards_in(v.hand), key=lambda c: -need[c])
+    hand = me.cards if me else 0  # the caller's hand before the call
+    # Heads-up with memory, nearly all a shooter cannot see is the caller's hand and call.
+    close = hand + count(v.put) if _players(v) == 2 and style.memory is Memory.OWN else None
+    seen = _remembered(v, style.memory)
     shooters = [
-        (s, _held(v, s, rank, 0, style.memory))
-        for s in v.seats
+        Shooter(
+            s.bullets,
+            DECK_SIZE - s.cards - count(s.shown) if close is None else close,
+            _held(v, seen, at, rank, 0, memory=style.memory),
+        )
+        for at, s in enumerate(v.seats)
         if not s.out and s.bullets and s.player != v.viewer
     ]
     options: list[tuple[float, Mask]] = []
     for k in range(1, min(MAX_PLAY, size) + 1):
         final = k == size  # a bluffed final play: the game, unless caught
-        risk = _risk(style, v, shooters, k, shown, final=final)
+        risk = _risk(style, v.pile, shooters, k, shown, hand=hand, final=final)
         gain = 3.0 * size + 3 if final else k
         options.append(((1 - risk) * gain - risk * v.pile, _mask(spare[:k])))
     best = max(w for w, _ in options)
     return rng.choice([cards for w, cards in options if w >= best - style.temper])
 
 
+class Shooter(NamedTuple):
+    """Another seat that could shout at the viewer's play, as the viewer sees it."""
+
+    bullets: int
+    pool: int  # the cards it cannot see: the caller's hand and call among them
+    held: tuple[float, ...]  # the chance that it holds j cards of the rank (`_held`)
+
+
 def _risk(
-    style: Style,
-    v: View,
-    shooters: list[tuple[SeatView, list[float]]],
-    k: int,
-    shown: int,
-    *,
-    final: bool,
+    style: Style, pile: int, shooters: list[Shooter], k: int, shown: int, *, hand: int, final: bool
 ) -> float:
-    """The chance a lie of `k` cards called now is caught by one of the `shooters` (with the
-    chances that each holds j cards of the rank): by one who can prove it (holding more of the
-    rank than the call leaves, with the `shown` ones the table saw go to the caller), or whom
-    the odds as it sees them make doubt it."""
-    me = v.seat(v.viewer) if v.viewer is not None else None
-    hand = me.cards if me else 0  # the caller's hand before the call
-    # Heads-up with memory, nearly all a shooter cannot see is the caller's hand and call.
-    close = hand + count(v.put) if _players(v) == 2 and style.memory is Memory.OWN else None
+    """The chance a lie of `k` cards called now, from a `hand` of that many cards before the
+    call, is caught by one of the `shooters`: by one who can prove it (holding more of the rank
+    than the call leaves, with the `shown` ones the table saw go to the caller), or whom the
+    odds as it sees them make doubt it."""
     safe = 1.0
-    for shooter, held in shooters:
-        pool = DECK_SIZE - shooter.cards - count(shooter.shown) if close is None else close
+    for bullets, pool, held in shooters:
+        odds = _their_odds(pool, hand, shown, k, style.truthful)
         caught = 0.0
         for j, p in enumerate(held):
-            if not p:
-                continue
-            if j > 4 - k - shown:
-                caught += p  # it can prove the lie
-                continue
-            # The shooter's own odds: the rest of the rank among the cards it cannot see, the
-            # caller's hand and call among them.
-            odds = _their_odds(pool, 4 - j - shown, hand, shown, k=k, truthful=style.truthful)
-            doubts = _doubts(odds, v.pile + k, shooter.bullets, 1.0, style.caution)
-            if (final and odds > 0) or doubts:
+            if p and (
+                j > 4 - k - shown  # it can prove the lie
+                or (final and odds[j] > 0)
+                or _doubts(odds[j], pile + k, bullets, 1.0, style.caution)
+            ):
                 caught += p
         safe *= 1 - caught
     return 1 - safe
 
 
 @lru_cache(maxsize=8192)
-def _their_odds(pool: int, unseen: int, hand: int, shown: int, *, k: int, truthful: float) -> float:
-    """How likely a shooter finds a call of `k` a lie, with `unseen` cards of the rank among
-    the `pool` it cannot see, the caller's `hand` among them, `shown` of the rank seen going to
-    the caller. Cached: the levels ask it for every shooter and size of a lie, at every turn."""
-    held = [0.0] * 5
-    for j, p in enumerate(_spread(pool, unseen, hand)):
-        held[min(4, shown + j)] += p
-    return _odds(held, k, truthful)
+def _their_odds(pool: int, hand: int, shown: int, k: int, truthful: float) -> tuple[float, ...]:
+    """How likely a shooter holding j cards of the rank (j = 0..4) finds a call of `k` a lie:
+    the rest of the rank among the `pool` of cards it cannot see, the caller's `hand` among
+    them, `shown` of the rank seen going to the caller. Cached: the levels ask it for every
+    shooter and size of a lie, at every turn."""
+    odds = []
+    for j in range(5):
+        held = [0.0] * 5  # the caller's, as the shooter sees it
+        for i, p in enumerate(_spread(pool, 4 - j - shown, hand)):
+            held[min(4, shown + i)] += p
+        odds.append(_odds(held, k, truthful))
+    return tuple(odds)
 
 
 def _need(v: View) -> dict[int, int]:

@@ -37,14 +37,15 @@ def counter(game: Game, which: int, seat: int) -> int:
     return value(tally[i]) if i < len(tally) else 0
 
 
-def counters(game: Game, which: int) -> list[int]:
-    """The reveal's counter `which` of every seat, in seat order (`counter` for each)."""
-    tally = game.tally or ""
+def counters(game: Game) -> list[list[int]]:
+    """Every counter of every seat, counter by counter in `PLAYS`, `LIES`, ... order and seat
+    by seat within each (`counter` for each): the tally read once, as the reveal shows them
+    all."""
     n = len(game.ids)
-    chars = tally[which * n : which * n + n]
     values = _VALUES
-    read = [values[c] if c in values else ord(c) - _WIDE for c in chars]
-    return read + [0] * (n - len(read))
+    read = [values[c] if c in values else ord(c) - _WIDE for c in game.tally or ""]
+    read += [0] * (COUNTERS * n - len(read))
+    return [read[which * n : which * n + n] for which in range(COUNTERS)]
 
 
 def boldest_bluff(game: Game) -> tuple[int, int, int] | None:

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from engine import memory
-from engine.cards import Mask, count
+from engine.cards import Mask
 from engine.game import as_judged
 from engine.state import BULLETS, RUNNING, Game, Phase
-from engine.tally import CAUGHT, LIES, PICKED_UP, PLAYS, RIGHT, boldest_bluff, counters
+from engine.tally import boldest_bluff, counters
 
 
 class SeatView(NamedTuple):
@@ -116,6 +116,9 @@ class View(NamedTuple):
         return next((s for s in self.seats if s.player == player), None)
 
 
+_tuple_new = tuple.__new__
+
+
 def view(game: Game, player: int | None, now: float) -> View:
     """What `player` may see of `game` at `now`, and which moves are open to them.
 
@@ -129,7 +132,7 @@ def view(game: Game, player: int | None, now: float) -> View:
     call = None
     if last is not None:
         final = game.phase is Phase.DECIDE
-        call = CallView(game.ids[last.seat], count(last.cards), last.rank, last.play, final)
+        call = CallView(game.ids[last.seat], last.cards.bit_count(), last.rank, last.play, final)
     voters = game.voters()
     # R14's 45 seconds and R20's clock are shown; with the clock off, the moment the awaited
     # person's vote stops being needed (R18) is not a time anyone has to keep.
@@ -137,21 +140,31 @@ def view(game: Game, player: int | None, now: float) -> View:
     ran_out = bool(game.clock) and game.deadline is not None and now >= game.deadline
     ids, hands, bullets, out, put = game.ids, game.hands, game.bullets, game.out, game.put
     shown, own = memory.known(game, seat)
+    # Read column by column, then zipped seat by seat, each seat's values made a `SeatView`
+    # by `tuple.__new__` itself, not by the named tuple's own `__new__`, a Python function in
+    # between: every screen makes a view, and every decision of a computer player.
+    no = (0,) * len(ids)
+    names, running_out, votes = game.names, game.ran_out, game.votes
     seats = tuple(
         [  # a list first: cheaper than a generator for a tuple of known items
-            SeatView(
-                player_at,
-                name,
-                hands[s].bit_count() if hands else 0,
-                bullets[s] if bullets else 0,
-                s in out,
-                bool(game.ran_out >> s & 1),
-                bool(game.votes >> s & 1),
-                shown[s],
-                shown[s] | own[s],
-                put[s].bit_count() if put else 0,
+            _tuple_new(
+                SeatView,
+                (
+                    player_at,
+                    name,
+                    held.bit_count(),
+                    left,
+                    s in out,
+                    bool(running_out >> s & 1),
+                    bool(votes >> s & 1),
+                    table,
+                    table | alone,
+                    on_pile.bit_count(),
+                ),
             )
-            for s, (player_at, name) in enumerate(zip(ids, game.names, strict=True))
+            for s, (player_at, name, held, left, table, alone, on_pile) in enumerate(
+                zip(ids, names, hands or no, bullets or no, shown, own, put or no, strict=True)
+            )
         ]
     )
     can_shout = can_let_stand = can_vote = shout_open = False
@@ -183,7 +196,7 @@ def view(game: Game, player: int | None, now: float) -> View:
         viewer=player if seat is not None else None,
         hand=hands[seat] if seat is not None and hands else 0,
         seats=seats,
-        pile=count(game.pile),
+        pile=game.pile.bit_count(),
         put=put[seat] if seat is not None and put else 0,
         rank=game.rank,
         plays=game.plays,
@@ -211,9 +224,7 @@ def view(game: Game, player: int | None, now: float) -> View:
 def _stats(game: Game) -> tuple[SeatStats, ...]:
     if game.phase is not Phase.OVER or game.tally is None or not game.hands:
         return ()
-    plays, lies, caught, right, picked_up = (
-        counters(game, which) for which in (PLAYS, LIES, CAUGHT, RIGHT, PICKED_UP)
-    )
+    plays, lies, caught, right, picked_up = counters(game)
     return tuple(
         SeatStats(
             player,

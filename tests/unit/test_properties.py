@@ -42,7 +42,7 @@ from engine import (
 )
 from engine import events as ev
 from engine.cards import FULL_DECK
-from engine.tally import CAUGHT, LIES, PICKED_UP, PLAYS, RIGHT, counters
+from engine.tally import counters
 
 OUTSIDER = 99
 
@@ -57,14 +57,14 @@ def check_invariants(game: Game) -> None:
 
     if game.hands:  # dealt (a table stopped in its lobby never was)
         # I1: each of the 52 cards in exactly one place.
-        places = [*game.hands, game.pile, game.aside]
-        assert sum(count(p) for p in places) == 52
-        union = 0
-        for p in places:
+        cards = union = 0
+        for p in [*game.hands, game.pile, game.aside]:
+            cards += count(p)
             union |= p
+        assert cards == 52
         assert union == FULL_DECK
         # I2
-        assert all(0 <= b <= 3 for b in game.bullets)
+        assert min(game.bullets) >= 0 and max(game.bullets) <= 3
         # Forfeited hands are empty; only a final player awaiting a decision holds nothing.
         for seat, hand in enumerate(game.hands):
             if seat in game.out:
@@ -97,23 +97,20 @@ def check_invariants(game: Game) -> None:
         assert game.turn is None and game.awaited is None and game.deadline is None
     # R20: a running game has a person in it; the vote has not ended it yet.
     if running:
-        assert any(p > 0 for s, p in enumerate(game.ids) if game.in_game(s))
+        assert any(p > 0 for s, p in enumerate(game.ids) if s not in game.out)
         voters = game.voters()
         assert not voters or voters & ~game.votes
     seats = (1 << len(game.ids)) - 1
     assert not game.ran_out & ~seats and not game.votes & ~seats
-    assert all(game.ids[s] > 0 for s in range(len(game.ids)) if game.votes >> s & 1)
+    if game.votes:
+        assert all(game.ids[s] > 0 for s in range(len(game.ids)) if game.votes >> s & 1)
     # The reveal's counters agree with each other and with the game.
     if game.hands and game.tally is not None:
-        seated = range(len(game.ids))
-        plays, lies, caught, right, picked_up = (
-            counters(game, kind) for kind in (PLAYS, LIES, CAUGHT, RIGHT, PICKED_UP)
-        )
+        plays, lies, caught, right, picked_up = counters(game)
         assert sum(plays) == game.plays
         assert sum(caught) == sum(right)
-        for s in seated:
-            assert caught[s] <= lies[s] <= plays[s]
-            assert picked_up[s] <= 52 * game.plays
+        assert all(c <= lied <= p for c, lied, p in zip(caught, lies, plays, strict=True))
+        assert max(picked_up) <= 52 * game.plays
         group = group_view()
         if game.phase is Phase.OVER:
             assert [st.player for st in group.stats] == list(game.ids)
