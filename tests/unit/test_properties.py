@@ -331,13 +331,17 @@ def may_move(game: Game, player: int, now: float) -> bool:
 
 
 def play_out(players: int, seed: int) -> tuple[Game, list[ev.Event]]:
-    """A whole game between computer players, invariants checked after every move."""
+    """A whole game between computer players, invariants checked after every move. The levels
+    take the seats in turn, from one the seed picks: a table of three or more has all three,
+    as groups mix them with /addbot."""
     rng = random.Random(seed)
     now = 0.0
     game = open_table(1, now, "P1")
     for p in range(2, players + 1):
         game, _ = apply(game, Join(p, f"P{p}"), now)
     game, history = apply(game, Start(1, seed), now)
+    names = sorted(strategy.LEVELS)
+    level = {p: strategy.LEVELS[names[(seed + p) % len(names)]] for p in game.ids}
     for _ in range(10_000):
         if game.phase is Phase.OVER:
             return game, history
@@ -345,7 +349,7 @@ def play_out(players: int, seed: int) -> tuple[Game, list[ev.Event]]:
         for player in rng.sample(game.ids, len(game.ids)):
             if not may_move(game, player, now):
                 continue  # its view would say so, and the computer player would pass
-            move = strategy.choose(view(game, player, now), rng)
+            move = level[player](view(game, player, now), rng)
             if move is not None:
                 game, events = apply(game, move, now)
                 break
