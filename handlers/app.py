@@ -284,7 +284,7 @@ class MenteurBot:
             case "addbot":
                 level = lobby.level_choice(argument)
                 if level is None:
-                    act = acts.Refuse("refusal_bad_level", Why.MALFORMED, chat, lang)
+                    act = acts.Refuse("refusal_bad_level", Why.BAD_LEVEL, chat, lang)
                 else:
                     act = lobby.AddBot(chat, user.id, await admin(), lang, level)
             case "hand":

@@ -415,7 +415,7 @@ def clock_choice(argument: str) -> int | None:
     the argument names none of `CLOCK_CHOICES` ("60", "60s", "٦٠", "off" or the off button's
     word in a supported language)."""
     word = argument.strip().casefold().removesuffix("s").strip()
-    offs = {"off", *(t(code, "btn_clock_off").strip("\u200f").casefold() for code in SUPPORTED)}
+    offs = {"off", *(_said(code, "btn_clock_off") for code in SUPPORTED)}
     if word in offs:
         return 0
     seconds = int(word) if word.isdecimal() and len(word) <= 3 else None
@@ -429,9 +429,15 @@ def level_choice(argument: str) -> str | None:
     if not word:
         return robots.DEFAULT
     for level in robots.LEVELS:
-        if word == level or word in {t(code, f"level_{level}").casefold() for code in SUPPORTED}:
+        if word == level or word in {_said(code, f"level_{level}") for code in SUPPORTED}:
             return level
     return None
+
+
+def _said(lang: str, key: str) -> str:
+    """A word as someone would type it in `lang`: without the mark that sets an Arabic text's
+    direction on screen."""
+    return t(lang, key).strip("\u200f").casefold()
 
 
 @dataclass(frozen=True, slots=True)

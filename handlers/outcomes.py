@@ -42,6 +42,7 @@ class Why(StrEnum):
     OLD_GAME = "old_game"
     GAME_RUNNING = "game_running"
     TOO_OFTEN = "too_often"  # /newgame again and again
+    BAD_LEVEL = "bad_level"  # /addbot names no level a computer player has
     NOT_PLAYING = "not_playing"
     NOT_MEMBER = "not_member"  # seating asked by someone who is not in the group
     ON_BEHALF_OF_CHAT = "on_behalf_of_chat"  # a command sent as a channel

@@ -117,16 +117,17 @@ def test_a_computer_player_is_seated_at_the_level_asked_and_the_lobby_shows_it()
         table.say(ann, "/addbot hard")
         table.say(ann, "/addbot")
         table.say(ann, "/addbot Facile")  # as French says it
+        table.say(ann, "/addbot صعب")  # as Arabic says "hard"
         game = table.game()
-        assert game.ids == (bob.id, -21, -2, -13)
-        assert [robots.level_of(p) for p in game.ids[1:]] == ["hard", "normal", "easy"]
+        assert game.ids == (bob.id, -21, -2, -13, -24)
+        assert [robots.level_of(p) for p in game.ids[1:]] == ["hard", "normal", "easy", "hard"]
         shown = table.tg.message(GROUP, table_message(scene))
         assert shown is not None
         text = (shown.text or "").replace(FSI, "").replace(PDI, "")
         for line in ("Robot 1 · hard", "Robot 2 · normal", "Robot 3 · easy"):
             assert line in text, line
         table.press_button(bob, table.group_message_with(Kind.START), Kind.START)
-        assert sorted(table.game().ids) == [-21, -13, -2, bob.id], "stored as seated"
+        assert sorted(table.game().ids) == [-24, -21, -13, -2, bob.id], "stored as seated"
 
 
 @LANGS
