@@ -129,17 +129,21 @@ def test(args: list[str]) -> int:
     ]
     # The checks are independent and use one core each (mypy most of the time): they run at
     # once, and each one's output is shown in turn, as if they had run one after another.
-    out = subprocess.PIPE
+    out, both = subprocess.PIPE, subprocess.STDOUT
     running = [
-        (check, subprocess.Popen(check, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, text=True))
+        (check, subprocess.Popen(check, cwd=ROOT, stdout=out, stderr=both, errors="replace"))
         for check in checks
     ]
     failed = 0
-    for check, process in running:
-        output, _ = process.communicate()
-        print("$", " ".join(check), flush=True)
-        print(output, end="", flush=True)
-        failed = failed or process.returncode
+    try:
+        for check, process in running:
+            output, _ = process.communicate()
+            print("$", " ".join(check), flush=True)
+            print(output, end="", flush=True)
+            failed = failed or process.returncode
+    finally:  # Ctrl-C: none is left running behind the newcomer's prompt
+        for _, process in running:
+            process.kill()
     return failed or run(py, "-m", "pytest", *args)
 
 
