@@ -21,8 +21,9 @@ from engine.tally import boldest_bluff, counters
 
 
 class SeatView(NamedTuple):
-    """One seat as the whole table sees it: who, how many cards, bullets left, forfeited.
-    A tuple: every view makes one per seat."""
+    """One seat as the whole table sees it (who, how many cards, bullets left, forfeited),
+    and what the viewer remembers of its cards (`known`). A tuple: every view makes one per
+    seat."""
 
     player: int
     name: str

@@ -39,7 +39,7 @@ class Kind(StrEnum):
     TOGGLE = "t"  # select or unselect a card in one's private hand
     PLAY = "p"
     LANGUAGE = "g"  # `number` indexes the supported languages
-    REMOVE = "r"  # take a computer player off the lobby's table: `number` is N of "Robot N"
+    REMOVE = "r"  # take a computer player off the lobby's table: `number` is minus its id
     VOTE = "v"  # End game: a vote to end the game, which lasts until the end (`number` is 0)
     CLOCK = "c"  # the chat's turn clock (R20): `number` is the seconds, 0 for none
     AGAIN = "a"  # Play again, on the end message: the next game, in the same chat
