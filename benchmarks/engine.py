@@ -1,12 +1,13 @@
 """How fast and how small the engine is, next to the cost of parsing one Telegram update.
 
     .venv/bin/python benchmarks/engine.py [--games 10000] [--seed 1] [--item-games 20]
+        [--level normal]
 
-Plays whole games between computer players (2-8 seats, seeded) and prints games per second,
-the median and p99 time to apply one move and to make one player's view, the encoded size of
-8-player games, the size of the whole stored item of 8-player games (on moto, as
+Plays whole games between computer players of one level (2-8 seats, seeded) and prints games
+per second, the median and p99 time to apply one move and to make one player's view, the
+encoded size of 8-player games, the size of the whole stored item of 8-player games (on moto, as
 handlers/store.py writes it: the record's document, its keys and the message ids beside it, in
-an English and an Arabic group), and one move plus one encode/decode round trip next to
+a group of each language), and one move plus one encode/decode round trip next to
 python-telegram-bot's `Update.de_json` of a button press, measured in the same run (goal: under
 10 % of it).
 """
@@ -65,7 +66,9 @@ CALLBACK_UPDATE = Updates(first=912345678).press(
 )
 
 
-def play_game(players: int, seed: int, samples: list[tuple[Game, Move, float]]) -> list[int]:
+def play_game(
+    players: int, seed: int, samples: list[tuple[Game, Move, float]], choose: strategy.Level
+) -> list[int]:
     """One whole game; returns the time of each applied move (ns) and keeps a few samples."""
     rng = random.Random(seed)
     now = 1_764_400_000.0
@@ -77,7 +80,7 @@ def play_game(players: int, seed: int, samples: list[tuple[Game, Move, float]]) 
     while game.phase is not Phase.OVER:
         now += 2.0
         for player in rng.sample(game.ids, len(game.ids)):
-            move = strategy.choose(view(game, player, now), rng)
+            move = choose(view(game, player, now), rng)
             if move is not None:
                 break
         else:
@@ -92,7 +95,7 @@ def play_game(players: int, seed: int, samples: list[tuple[Game, Move, float]]) 
     return timings
 
 
-def eight_player_sizes(seed: int, games: int) -> list[int]:
+def eight_player_sizes(seed: int, games: int, choose: strategy.Level) -> list[int]:
     """Encoded size (JSON, UTF-8) after every move of some 8-player games, 16-letter names."""
     sizes = []
     rng = random.Random(seed)
@@ -105,7 +108,7 @@ def eight_player_sizes(seed: int, games: int) -> list[int]:
         while game.phase is not Phase.OVER:
             now += 1.5
             order = rng.sample(game.ids, len(game.ids))
-            moves = [strategy.choose(view(game, p, now), rng) for p in order]
+            moves = [choose(view(game, p, now), rng) for p in order]
             move = next((m for m in moves if m is not None), None)
             game, _ = apply(game, move, now) if move else settle(game, now + 45)
             text = json.dumps(encode(game), separators=(",", ":"), ensure_ascii=False)
@@ -113,13 +116,13 @@ def eight_player_sizes(seed: int, games: int) -> list[int]:
     return sizes
 
 
-def eight_player_items(seed: int, games: int, lang: str) -> tuple[list[int], list[int]]:
+def eight_player_items(seed: int, games: int, lang: str, level: str) -> tuple[list[int], list[int]]:
     """The whole stored item's size (DynamoDB's measure) after every move of some 8-player
     games with 16-letter names in a group speaking `lang`, and at the end of each."""
     every, ends = [], []
     with dynamodb() as client:
         for g in range(games):
-            sizes = [item_size(item) for _, item in game_items(client, seed + g, lang)]
+            sizes = [item_size(item) for _, item in game_items(client, seed + g, lang, level=level)]
             every += sizes
             ends.append(sizes[-1])
     return every, ends
@@ -135,16 +138,18 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--item-games", type=int, default=20, help="8-player games on moto")
+    parser.add_argument("--level", choices=sorted(strategy.LEVELS), default="normal")
     args = parser.parse_args()
+    choose = strategy.LEVELS[args.level]
 
     samples: list[tuple[Game, Move, float]] = []
     timings: list[int] = []
     t0 = time.perf_counter()
     for i in range(args.games):
-        timings += play_game(2 + i % 7, args.seed + i, samples)
+        timings += play_game(2 + i % 7, args.seed + i, samples, choose)
     elapsed = time.perf_counter() - t0
     timings.sort()
-    print(f"games: {args.games} (2-8 seats), moves: {len(timings)}")
+    print(f"games: {args.games} (2-8 seats, every seat {args.level}), moves: {len(timings)}")
     print(
         f"games per second (computer players choosing, views included): {args.games / elapsed:.0f}"
     )
@@ -163,13 +168,13 @@ def main() -> None:
         f"p99 {views[int(len(views) * 0.99)] / 1000:.2f} us"
     )
 
-    sizes = eight_player_sizes(args.seed, 50)
+    sizes = eight_player_sizes(args.seed, 50, choose)
     print(
         f"encoded size, 8 players, 16-letter names: median {statistics.median(sizes):.0f} B, "
         f"max {max(sizes)} B (goal <= 1024 B)"
     )
     for lang in SUPPORTED:
-        every, ends = eight_player_items(args.seed, args.item_games, lang)
+        every, ends = eight_player_items(args.seed, args.item_games, lang, args.level)
         over = sum(size > 1024 for size in every)
         print(
             f"stored item, 8 players, 16-letter names, {lang} group, {args.item_games} games: "

@@ -49,11 +49,17 @@ def dynamodb() -> Iterator[Any]:
 
 
 def game_items(
-    client: Any, seed: int, lang: str, name: str = SIXTEEN, players: int = 8
+    client: Any,
+    seed: int,
+    lang: str,
+    name: str = SIXTEEN,
+    players: int = 8,
+    *,
+    level: str = "normal",
 ) -> Iterator[tuple[Game, dict[str, Any]]]:
     """One whole game of `players` people all named `name` (told apart by superscripts, which
-    makes every name longer) in a group speaking `lang`, their moves chosen by the computer
-    player's strategy (seeded): after each move (the start included), the game and its chat's
+    makes every name longer) in a group speaking `lang`, their moves chosen by a computer
+    player's `level` (seeded): after each move (the start included), the game and its chat's
     item as stored. Each move writes the record as the transaction does (`plan.written`,
     `item.commit`: the table's note, the outbox, the times of the minute's group messages, the
     latest update ids, the timer and the expiry, a writer's token), then its receipt (the
@@ -61,6 +67,7 @@ def game_items(
     table, a final play, every player's hand, a player it cannot reach. Every player's hand
     speaks a language (half of them the other one)."""
     rng = random.Random(seed)
+    choose = strategy.LEVELS[level]
     store = DynamoStore(client, TABLE)
     chat = CHAT - seed  # an item of its own, with an id as long
     now = 1_764_400_000.0
@@ -111,9 +118,7 @@ def game_items(
         before = game
         now += 1.5
         order = rng.sample(game.ids, len(game.ids))
-        move = next(
-            (m for m in (strategy.choose(view(game, p, now), rng) for p in order) if m), None
-        )
+        move = next((m for m in (choose(view(game, p, now), rng) for p in order) if m), None)
         if move is None:
             now += 45
             game, events = settle(game, now)
