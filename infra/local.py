@@ -35,7 +35,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from engine import CLOCK_CHOICES
+from engine import CLOCK_CHOICES, strategy
 from handlers import logs
 from handlers.config import ConfigError, Settings
 from handlers.lobby import clock_choice
@@ -96,7 +96,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--level",
-        choices=("easy", "normal", "hard"),
+        choices=tuple(strategy.LEVELS),
         default=None,
         help="offline: the computer players' level (default normal)",
     )
